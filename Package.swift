@@ -1,0 +1,60 @@
+// swift-tools-version:6.0
+// The module graph is the architecture (see docs/ARCHITECTURE.md):
+//
+//   LocalAuthCore      pure rules: decide/evolve, no Glibc, no clock, no I/O
+//   LocalAuthProtocol  pure line codec of PROTOCOL.md
+//   LocalAuthConfig    pure INI parser and configuration values
+//   LocalAuthSystem    thin syscall layer (epoll, sockets, files, crypto, systemd)
+//   LocalAuthLog       the append-only event log (segments, snapshots, replay)
+//   LocalAuthServer    the daemon: event loop, connections, verbs, backends
+//   LocalAuthentication  Apple's client API over the protocol
+//   localauthd / localauthctl  executables
+//
+// The core depends on nothing, so it cannot import an I/O module by mistake.
+import PackageDescription
+
+let package = Package(
+    name: "localauthd",
+    products: [
+        .library(name: "LocalAuthentication", targets: ["LocalAuthentication"]),
+        .executable(name: "localauthd", targets: ["localauthd"]),
+        .executable(name: "localauthctl", targets: ["localauthctl"]),
+    ],
+    targets: [
+        // Pure layers.
+        .target(name: "LocalAuthCore"),
+        .target(name: "LocalAuthProtocol"),
+        .target(name: "LocalAuthConfig", dependencies: ["LocalAuthCore"]),
+
+        // C libraries from Debian, and the shim for calls Glibc does not expose.
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        .systemLibrary(name: "CXCrypt", pkgConfig: "libxcrypt", providers: [.apt(["libcrypt-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .target(name: "CLocalAuthShim"),
+
+        // I/O layers.
+        .target(name: "LocalAuthSystem", dependencies: ["CLocalAuthShim", "CSystemd", "CXCrypt", "COpenSSL"]),
+        .target(name: "LocalAuthLog", dependencies: ["LocalAuthCore", "LocalAuthSystem"]),
+        .target(name: "LocalAuthServer", dependencies: [
+            "LocalAuthCore", "LocalAuthProtocol", "LocalAuthConfig", "LocalAuthSystem", "LocalAuthLog",
+        ]),
+        .executableTarget(name: "localauthd", dependencies: ["LocalAuthServer"]),
+
+        // Clients.
+        .target(name: "LocalAuthentication", dependencies: ["LocalAuthProtocol"]),
+        .executableTarget(name: "localauthctl", dependencies: [
+            "LocalAuthentication", "LocalAuthProtocol", "LocalAuthCore", "LocalAuthConfig", "LocalAuthLog",
+            "LocalAuthSystem",
+        ]),
+
+        // Tests.
+        .testTarget(name: "LocalAuthCoreTests", dependencies: ["LocalAuthCore"]),
+        .testTarget(name: "LocalAuthProtocolTests", dependencies: ["LocalAuthProtocol"]),
+        .testTarget(name: "LocalAuthConfigTests", dependencies: ["LocalAuthConfig", "LocalAuthCore"]),
+        .testTarget(name: "LocalAuthSystemTests", dependencies: ["LocalAuthSystem"]),
+        .testTarget(name: "LocalAuthLogTests", dependencies: ["LocalAuthLog", "LocalAuthCore", "LocalAuthSystem"]),
+        .testTarget(name: "LocalAuthenticationTests", dependencies: ["LocalAuthentication"]),
+        .testTarget(name: "LocalAuthIntegrationTests", dependencies: ["LocalAuthProtocol", "LocalAuthSystem"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

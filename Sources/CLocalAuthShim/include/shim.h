@@ -1,0 +1,2 @@
+// Placeholder header; see shim.c.
+int localauth_shim_placeholder(void);

@@ -1,0 +1,140 @@
+// The constants of SEMANTICS §2, with Apple's raw values from LAPublicDefines.h
+// and LAError.h. Every value that reaches the wire or the log has exactly one
+// name (the modern one) and a round trip through it is tested.
+
+/// Apple's `LAPolicy`.
+public enum Policy: Int, Sendable, CaseIterable, Hashable {
+    case biometrics = 1
+    case owner = 2
+    case companion = 3
+    case biometricsOrCompanion = 4
+    case wrist = 5
+
+    /// The short wire name (`policy=owner`).
+    public var wireName: String {
+        switch self {
+        case .biometrics: return "biometrics"
+        case .owner: return "owner"
+        case .companion: return "companion"
+        case .biometricsOrCompanion: return "biometrics-or-companion"
+        case .wrist: return "wrist"
+        }
+    }
+
+    /// Accepts the wire name, the number, or Apple's long Swift/ObjC names.
+    public init?(wireName: String) {
+        switch wireName {
+        case "biometrics", "1", "deviceOwnerAuthenticationWithBiometrics",
+             "LAPolicyDeviceOwnerAuthenticationWithBiometrics":
+            self = .biometrics
+        case "owner", "2", "deviceOwnerAuthentication", "LAPolicyDeviceOwnerAuthentication":
+            self = .owner
+        case "companion", "3", "deviceOwnerAuthenticationWithCompanion", "deviceOwnerAuthenticationWithWatch":
+            self = .companion
+        case "biometrics-or-companion", "4", "deviceOwnerAuthenticationWithBiometricsOrCompanion",
+             "deviceOwnerAuthenticationWithBiometricsOrWatch":
+            self = .biometricsOrCompanion
+        case "wrist", "5", "deviceOwnerAuthenticationWithWristDetection":
+            self = .wrist
+        default:
+            return nil
+        }
+    }
+}
+
+/// Apple's `LABiometryType`.
+public enum BiometryType: Int, Sendable, CaseIterable, Hashable {
+    case none = 0
+    case touchID = 1
+    case faceID = 2
+    case opticID = 4
+
+    public var wireName: String {
+        switch self {
+        case .none: return "none"
+        case .touchID: return "touchID"
+        case .faceID: return "faceID"
+        case .opticID: return "opticID"
+        }
+    }
+
+    public init?(wireName: String) {
+        guard let match = BiometryType.allCases.first(where: { $0.wireName == wireName }) else { return nil }
+        self = match
+    }
+}
+
+/// Apple's `LAError.Code`. Deprecated aliases share a raw value with their
+/// modern name; the wire and the log always use the modern name.
+public enum LAErrorCode: Int, Sendable, CaseIterable, Hashable {
+    case authenticationFailed = -1
+    case userCancel = -2
+    case userFallback = -3
+    case systemCancel = -4
+    case passcodeNotSet = -5
+    case biometryNotAvailable = -6
+    case biometryNotEnrolled = -7
+    case biometryLockout = -8
+    case appCancel = -9
+    case invalidContext = -10
+    case companionNotAvailable = -11
+    case biometryNotPaired = -12
+    case biometryDisconnected = -13
+    case invalidDimensions = -14
+    case notInteractive = -1004
+
+    public static let touchIDNotAvailable = LAErrorCode.biometryNotAvailable
+    public static let touchIDNotEnrolled = LAErrorCode.biometryNotEnrolled
+    public static let touchIDLockout = LAErrorCode.biometryLockout
+    public static let watchNotAvailable = LAErrorCode.companionNotAvailable
+
+    public var wireName: String {
+        switch self {
+        case .authenticationFailed: return "authenticationFailed"
+        case .userCancel: return "userCancel"
+        case .userFallback: return "userFallback"
+        case .systemCancel: return "systemCancel"
+        case .passcodeNotSet: return "passcodeNotSet"
+        case .biometryNotAvailable: return "biometryNotAvailable"
+        case .biometryNotEnrolled: return "biometryNotEnrolled"
+        case .biometryLockout: return "biometryLockout"
+        case .appCancel: return "appCancel"
+        case .invalidContext: return "invalidContext"
+        case .companionNotAvailable: return "companionNotAvailable"
+        case .biometryNotPaired: return "biometryNotPaired"
+        case .biometryDisconnected: return "biometryDisconnected"
+        case .invalidDimensions: return "invalidDimensions"
+        case .notInteractive: return "notInteractive"
+        }
+    }
+
+    public init?(wireName: String) {
+        guard let match = LAErrorCode.allCases.first(where: { $0.wireName == wireName }) else { return nil }
+        self = match
+    }
+
+    /// The message sent with the error when no more specific one applies;
+    /// worded after Apple's own localizedDescription strings.
+    public var defaultMessage: String {
+        switch self {
+        case .authenticationFailed: return "Authentication failed."
+        case .userCancel: return "Canceled by user."
+        case .userFallback: return "Fallback authentication mechanism selected."
+        case .systemCancel: return "Canceled by system."
+        case .passcodeNotSet: return "Passcode not set."
+        case .biometryNotAvailable: return "Biometry is not available on this device."
+        case .biometryNotEnrolled: return "No identities are enrolled."
+        case .biometryLockout: return "Biometry is locked out."
+        case .appCancel: return "Canceled by application."
+        case .invalidContext: return "Context has been invalidated."
+        case .companionNotAvailable: return "No paired companion device nearby."
+        case .biometryNotPaired: return "Biometric accessory not paired."
+        case .biometryDisconnected: return "Biometric accessory not connected."
+        case .invalidDimensions: return "Invalid dimensions."
+        case .notInteractive: return "User interaction is required."
+        }
+    }
+}
+
+/// The LAError domain string.
+public let laErrorDomain = "com.apple.LocalAuthentication"
