@@ -1,0 +1,68 @@
+// Commands: what someone asks for. `decide` answers each with the events it
+// causes or a rejection. Anything that needs I/O to know (random ids, the
+// result of a yescrypt check, the sensor) arrives already inside the command.
+
+public enum Command: Sendable, Equatable {
+    /// The daemon starts after replaying the log (S-15).
+    case start(version: String, bootID: String, pid: ProcessID, rules: Rules)
+    /// A configuration reload changed the rules.
+    case applyRules(Rules)
+    /// Clean shutdown (S-32).
+    case stop
+    case createContext(ctx: ContextID, uid: UserID, pid: ProcessID)
+    case setProperty(ctx: ContextID, property: ContextProperty)
+    /// `invalidate` (reason app, S-13) or the connection closed (disconnect, S-14).
+    case invalidate(ctx: ContextID, reason: InvalidationReason)
+    case canEvaluate(ctx: ContextID, policy: Policy)
+    case evaluate(ctx: ContextID, policy: Policy, reason: String)
+    /// A reading from the sensor backend for `uid`'s waiting prompt (S-34).
+    case sensor(uid: UserID, reading: SensorReading)
+    case fallback(ctx: ContextID)
+    /// The client answered a passcode prompt; the check runs on a worker.
+    case submitPasscode(ctx: ContextID)
+    /// The worker's verdict on a passcode attempt, for an evaluation
+    /// (ctx/eval set) or for `set-passcode`'s old secret (both nil).
+    /// `repeated`: the same wrong passcode as the previous attempt (S-7).
+    case passcodeChecked(uid: UserID, ctx: ContextID?, eval: EvaluationID?, correct: Bool, repeated: Bool)
+    case cancel(ctx: ContextID)
+    /// S-31: ends every prompt that has waited PromptTimeoutSec.
+    case expirePrompts
+    case enroll(uid: UserID, template: String, by: UserID, domainState: String)
+    /// template nil = all.
+    case unenroll(uid: UserID, template: String?, by: UserID, domainState: String)
+    /// The passcode store now holds (set) or no longer holds one for uid.
+    case changePasscode(uid: UserID, set: Bool, by: UserID)
+    case reportUnlock(uid: UserID, by: UserID)
+    case reset(uid: UserID, by: UserID)
+    case repairLog(firstLostSeq: UInt64, by: UserID)
+}
+
+/// Why a command was refused. Names are PROTOCOL.md's protocol errors, plus
+/// an LocalAuthentication outcome for refusals that are LAErrors.
+public struct Rejection: Error, Sendable, Equatable {
+    public enum Name: String, Sendable {
+        case unknownContext = "unknown-context"
+        case badArgument = "bad-argument"
+        case missingArgument = "missing-argument"
+        case badState = "bad-state"
+        case busy
+    }
+
+    public enum Kind: Sendable, Equatable {
+        case protocolError(Name)
+        case localAuthentication(Failure)
+    }
+
+    public var kind: Kind
+    public var message: String
+
+    public init(_ name: Name, _ message: String) {
+        self.kind = .protocolError(name)
+        self.message = message
+    }
+
+    public init(_ failure: Failure) {
+        self.kind = .localAuthentication(failure)
+        self.message = failure.message
+    }
+}

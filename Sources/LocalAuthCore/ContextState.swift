@@ -1,0 +1,88 @@
+// Per-context state (SEMANTICS §4) and the per-evaluation state machine (§6).
+// A context lives in the state from `context-created` until its connection is
+// gone (`context-invalidated` with reason disconnect/restart, or
+// `context-released`); an app-invalidated context stays so that it can keep
+// answering invalidContext (-10) to its owner (S-13).
+
+public struct ContextState: Sendable, Equatable {
+    public var uid: UserID
+    public var pid: ProcessID
+    public var invalidation: InvalidationReason?
+    /// S-17: none until the first can-evaluate.
+    public var biometry: BiometryType = .none
+    /// S-10/S-19: the domain state last handed to this context, or "".
+    public var domainState: String = ""
+    /// nil = default "Enter Password"; "" hides the fallback option.
+    public var fallbackTitle: String?
+    /// nil or "" = "Cancel".
+    public var cancelTitle: String?
+    /// Seconds, already capped at 300.
+    public var reuseDuration: Int64 = 0
+    public var interactionNotAllowed: Bool = false
+    public var localizedReason: String?
+    /// S-23: the methods that have succeeded on this context.
+    public var succeededBiometric: Bool = false
+    public var succeededPasscode: Bool = false
+    /// The last evaluation number handed out.
+    public var lastEvaluation: EvaluationID = 0
+    /// S-22: at most one running evaluation.
+    public var evaluation: Evaluation?
+
+    public init(uid: UserID, pid: ProcessID) {
+        self.uid = uid
+        self.pid = pid
+    }
+
+    public var isOpen: Bool { invalidation == nil }
+
+    public static let defaultFallbackTitle = "Enter Password"
+    public static let defaultCancelTitle = "Cancel"
+
+    public var effectiveCancelTitle: String {
+        guard let title = cancelTitle, !title.isEmpty else { return ContextState.defaultCancelTitle }
+        return title
+    }
+
+    /// nil when the fallback option is hidden.
+    public var effectiveFallbackTitle: String? {
+        guard let title = fallbackTitle else { return ContextState.defaultFallbackTitle }
+        return title.isEmpty ? nil : title
+    }
+}
+
+/// One running evaluation.
+public struct Evaluation: Sendable, Equatable {
+    public enum Phase: Sendable, Equatable {
+        /// Started, no prompt shown yet (only between two events of one decision).
+        case starting
+        /// A biometric prompt waits for the sensor.
+        case biometric(Prompt)
+        /// A passcode prompt waits for the client's `passcode`.
+        case passcode(Prompt)
+        /// A passcode was submitted and is being checked by a worker.
+        case verifyingPasscode
+    }
+
+    public var id: EvaluationID
+    public var policy: Policy
+    public var reason: String
+    public var phase: Phase = .starting
+    /// When the current prompt was shown (S-31).
+    public var promptedAt: Int64 = 0
+    /// Biometric failures seen by this evaluation (S-27).
+    public var biometricFailures: Int = 0
+
+    public init(id: EvaluationID, policy: Policy, reason: String) {
+        self.id = id
+        self.policy = policy
+        self.reason = reason
+    }
+
+    /// Whether a prompt is waiting for an answer (a prompt timeout applies).
+    public var isAtPrompt: Bool {
+        switch phase {
+        case .biometric, .passcode: return true
+        case .starting, .verifyingPasscode: return false
+        }
+    }
+}

@@ -1,0 +1,68 @@
+// The biometric phase (S-27) and the sensor rules (S-1..S-3, S-34): readings
+// go to the evaluation that holds the user's biometric prompt.
+
+extension Decision {
+    mutating func sensor(uid: UserID, reading: SensorReading) throws {
+        guard let ctx = state.user(uid).promptHolder, let context = state.contexts[ctx],
+              let evaluation = context.evaluation, case .biometric(let prompt) = evaluation.phase else {
+            throw Rejection(.badState, "User \(uid) has no biometric prompt waiting.")
+        }
+        let eval = evaluation.id
+        let biometricOnly = evaluation.policy != .owner
+        let user = state.user(uid)
+
+        // A lock that arrived while the prompt waited (S-6 via set-passcode,
+        // S-41): a locked-out user never gets a biometric success.
+        if user.biometryLockedOut || user.adminLocked {
+            if biometricOnly { return fail(context, ctx, eval, Failure(.biometryLockout)) }
+            return enterPasscodePhase(context, ctx, eval, passcodeFailures: user.passcodeFailures)
+        }
+
+        switch reading {
+        case .match:
+            emit(.biometricMatched(uid: uid, ctx: ctx, eval: eval))
+            emit(.evaluationSucceeded(uid: uid, ctx: ctx, eval: eval, method: .biometric))
+        case .retry(let message):
+            emit(.biometricRetry(uid: uid, ctx: ctx, eval: eval, message: message))
+            var again = prompt
+            again.message = message
+            emit(.promptShown(uid: uid, ctx: ctx, eval: eval, prompt: again))
+        case .disconnect:
+            emit(.biometricDisconnected(uid: uid, ctx: ctx, eval: eval))
+            if biometricOnly { return fail(context, ctx, eval, Failure(.biometryDisconnected)) }
+            enterPasscodePhase(context, ctx, eval, passcodeFailures: user.passcodeFailures)
+        case .noMatch:
+            emit(.biometricFailed(uid: uid, ctx: ctx, eval: eval))
+            let userFailures = user.biometricFailures + 1
+            let evaluationFailures = evaluation.biometricFailures + 1
+            if userFailures >= rules.lockoutThreshold {
+                // S-2: this failure locks biometry out.
+                if biometricOnly { return fail(context, ctx, eval, Failure(.biometryLockout)) }
+                return enterPasscodePhase(context, ctx, eval, passcodeFailures: user.passcodeFailures)
+            }
+            if evaluationFailures >= rules.attemptsPerEvaluation {
+                if biometricOnly {
+                    return fail(context, ctx, eval, Failure(.authenticationFailed, message: "Application retry limit exceeded."))
+                }
+                return enterPasscodePhase(context, ctx, eval, passcodeFailures: user.passcodeFailures)
+            }
+            // The fallback option is offered from the first failure on.
+            let next = Prompt(kind: .biometric, attempt: evaluationFailures + 1,
+                              fallbackOffered: context.effectiveFallbackTitle != nil, message: "Try again.")
+            emit(.promptShown(uid: uid, ctx: ctx, eval: eval, prompt: next))
+        }
+    }
+
+    /// S-27: choosing the fallback; only while a biometric prompt offers it.
+    mutating func fallback(_ ctx: ContextID) throws {
+        let (context, evaluation) = try running(ctx, "fall back from")
+        guard case .biometric(let prompt) = evaluation.phase, prompt.fallbackOffered else {
+            throw Rejection(.badState, "No biometric prompt offering fallback is waiting.")
+        }
+        emit(.fallbackChosen(uid: context.uid, ctx: ctx, eval: evaluation.id))
+        if evaluation.policy != .owner {
+            return fail(context, ctx, evaluation.id, Failure(.userFallback))
+        }
+        enterPasscodePhase(context, ctx, evaluation.id, passcodeFailures: state.user(context.uid).passcodeFailures)
+    }
+}

@@ -1,0 +1,108 @@
+// evaluate (SEMANTICS §6, S-21..S-26) and the shared prompt rules: a prompt
+// is one per user (S-30), and needs interaction (S-26).
+
+extension Decision {
+    mutating func evaluate(_ ctx: ContextID, policy: Policy, reason: String) throws {
+        let context = try self.context(ctx)
+        // S-21 and S-18 step 2: protocol errors, no evaluation starts.
+        guard !reason.isEmpty else { throw Rejection(.badArgument, "A non-empty reason is required.") }
+        guard policy != .wrist else { throw Rejection(.badArgument, "Policy 5 (wrist detection) is not supported.") }
+        // S-22: one evaluation per context at a time.
+        guard context.evaluation == nil else {
+            throw Rejection(.busy, "An evaluation is already running on this context.")
+        }
+        let eval = context.lastEvaluation &+ 1
+        let uid = context.uid
+        emit(.evaluationStarted(uid: uid, ctx: ctx, eval: eval, policy: policy, reason: reason))
+
+        if !context.isOpen { return fail(context, ctx, eval, Failure(.invalidContext)) }
+        if policy == .companion { return fail(context, ctx, eval, Failure(.companionNotAvailable)) }
+        let biometricOnly = policy == .biometrics || policy == .biometricsOrCompanion
+
+        // S-23: a success on this context that satisfies the policy.
+        if context.succeededBiometric || (!biometricOnly && context.succeededPasscode) {
+            return emit(.evaluationSucceeded(uid: uid, ctx: ctx, eval: eval, method: .cached))
+        }
+        // S-24: a recent biometric device unlock, unless biometry has since
+        // been locked (a careful reading: a lockout after the unlock wins).
+        if reuseWindowApplies(context) {
+            return emit(.evaluationSucceeded(uid: uid, ctx: ctx, eval: eval, method: .reuse))
+        }
+
+        // S-25: the checks of S-18, with the same errors.
+        let biometryProblem = state.biometryUnusable(uid, now: now)
+        if biometricOnly {
+            if let problem = biometryProblem { return fail(context, ctx, eval, problem) }
+        } else if !state.user(uid).passcodeSet {
+            return fail(context, ctx, eval, Failure(.passcodeNotSet))
+        }
+        if biometryProblem == nil {
+            guard !context.interactionNotAllowed else { return fail(context, ctx, eval, Failure(.notInteractive)) }
+            let prompt = Prompt(kind: .biometric, attempt: 1, fallbackOffered: false)
+            showPrompt(context, ctx, eval, prompt)
+        } else {
+            enterPasscodePhase(context, ctx, eval, passcodeFailures: state.user(uid).passcodeFailures)
+        }
+    }
+
+    func reuseWindowApplies(_ context: ContextState) -> Bool {
+        guard context.reuseDuration > 0 else { return false }
+        let user = state.user(context.uid)
+        guard let unlock = user.lastDeviceUnlock, !user.biometryLockedOut, !user.adminLocked else { return false }
+        let window = min(context.reuseDuration, AuthLimits.maximumReuseDuration) * Timestamp.second
+        return state.effectiveNow(now) - unlock <= window
+    }
+
+    /// Shows a prompt, first ending any other evaluation of the same user
+    /// that holds the prompt (S-30).
+    mutating func showPrompt(_ context: ContextState, _ ctx: ContextID, _ eval: EvaluationID, _ prompt: Prompt) {
+        if let holder = state.user(context.uid).promptHolder, holder != ctx,
+           let other = state.contexts[holder], let otherEval = other.evaluation,
+           !events.contains(where: { $0.body == .evaluationFailed(uid: other.uid, ctx: holder, eval: otherEval.id, failure: preempted) }) {
+            fail(other, holder, otherEval.id, preempted)
+        }
+        emit(.promptShown(uid: context.uid, ctx: ctx, eval: eval, prompt: prompt))
+    }
+
+    private var preempted: Failure {
+        Failure(.systemCancel, message: "Another authentication started.", reason: "preempted")
+    }
+
+    /// S-28's entry: refused during a delay or an admin lock, else a passcode
+    /// prompt. `passcodeFailures` is the count after this decision's events.
+    mutating func enterPasscodePhase(_ context: ContextState, _ ctx: ContextID, _ eval: EvaluationID,
+                                     passcodeFailures: Int, retryAt: Int64? = nil, adminLocked: Bool? = nil,
+                                     message: String? = nil) {
+        let user = state.user(context.uid)
+        if adminLocked ?? user.adminLocked {
+            return fail(context, ctx, eval, Failure(.authenticationFailed, message: "Passcode entry is disabled.",
+                                                    reason: "admin-locked", adminLocked: true))
+        }
+        let until = retryAt ?? user.passcodeRetryAt
+        if let until, until > state.effectiveNow(now) {
+            let seconds = (until - state.effectiveNow(now) + Timestamp.second - 1) / Timestamp.second
+            return fail(context, ctx, eval, Failure(.authenticationFailed, message: "Passcode entry is disabled.",
+                                                    retryAfter: seconds))
+        }
+        guard !context.interactionNotAllowed else { return fail(context, ctx, eval, Failure(.notInteractive)) }
+        var left = max(1, rules.delayAfterFailures - passcodeFailures)
+        if rules.maxPasscodeFailures > 0 { left = min(left, max(1, rules.maxPasscodeFailures - passcodeFailures)) }
+        showPrompt(context, ctx, eval, Prompt(kind: .passcode, attemptsLeft: left, message: message))
+    }
+
+    /// S-29: userCancel at any prompt.
+    mutating func cancel(_ ctx: ContextID) throws {
+        let (context, evaluation) = try running(ctx, "cancel")
+        fail(context, ctx, evaluation.id, Failure(.userCancel))
+    }
+
+    /// S-31: prompts unanswered for PromptTimeoutSec end with systemCancel.
+    mutating func expirePrompts() {
+        let effective = state.effectiveNow(now)
+        for ctx in state.prompting.sorted() {
+            guard let context = state.contexts[ctx], let evaluation = context.evaluation, evaluation.isAtPrompt,
+                  evaluation.promptedAt + rules.promptTimeout <= effective else { continue }
+            fail(context, ctx, evaluation.id, Failure(.systemCancel, message: "Prompt timed out.", reason: "timeout"))
+        }
+    }
+}

@@ -1,0 +1,303 @@
+// Events: everything that happens, as facts in the past tense. The log stores
+// them, `evolve` folds them into `AuthState`, and nothing else changes state.
+//
+// Every kind has a stable name (AUDIT.md's `type`) and a stable number (the
+// log's type code). Kinds are only ever added at the end; a field added to a
+// kind bumps `Event.version` and the codec keeps reading the old layout.
+
+public struct Event: Sendable, Equatable {
+    /// Version of the event layout written by this build.
+    public static let version: UInt8 = 1
+
+    /// Wall-clock microseconds at which it happened (S-8).
+    public var time: Int64
+    public var body: EventBody
+
+    public init(time: Int64, _ body: EventBody) {
+        self.time = time
+        self.body = body
+    }
+}
+
+/// Why a context stopped being usable (AUDIT.md `context-invalidated`).
+public enum InvalidationReason: String, Sendable, CaseIterable {
+    case app, disconnect, restart
+}
+
+/// How an evaluation succeeded (PROTOCOL.md `method=`).
+public enum SuccessMethod: String, Sendable, CaseIterable {
+    case biometric, passcode, cached, reuse
+}
+
+/// What the client is asked to show (PROTOCOL.md §Prompts).
+public struct Prompt: Sendable, Equatable {
+    public enum Kind: String, Sendable, CaseIterable { case biometric, passcode }
+    public var kind: Kind
+    /// Biometric prompts: the attempt number, from 1. Passcode prompts: 0.
+    public var attempt: Int
+    /// Biometric prompts: whether the fallback option is offered.
+    public var fallbackOffered: Bool
+    /// Passcode prompts: failures left before a delay starts.
+    public var attemptsLeft: Int
+    /// Why the prompt is shown again ("Try again."), or nil.
+    public var message: String?
+
+    public init(kind: Kind, attempt: Int = 0, fallbackOffered: Bool = false, attemptsLeft: Int = 0, message: String? = nil) {
+        self.kind = kind
+        self.attempt = attempt
+        self.fallbackOffered = fallbackOffered
+        self.attemptsLeft = attemptsLeft
+        self.message = message
+    }
+}
+
+/// A context's settable properties (S-16), by wire name.
+public enum ContextProperty: Sendable, Equatable {
+    case fallbackTitle(String)
+    case cancelTitle(String)
+    case reuseDuration(Int64)
+    case interactionNotAllowed(Bool)
+    case localizedReason(String)
+
+    public static let names = ["fallback-title", "cancel-title", "reuse-duration", "interaction-not-allowed", "localized-reason"]
+
+    public var name: String {
+        switch self {
+        case .fallbackTitle: return "fallback-title"
+        case .cancelTitle: return "cancel-title"
+        case .reuseDuration: return "reuse-duration"
+        case .interactionNotAllowed: return "interaction-not-allowed"
+        case .localizedReason: return "localized-reason"
+        }
+    }
+
+    public var value: String {
+        switch self {
+        case .fallbackTitle(let s), .cancelTitle(let s), .localizedReason(let s): return s
+        case .reuseDuration(let n): return String(n)
+        case .interactionNotAllowed(let b): return b ? "true" : "false"
+        }
+    }
+
+    /// Parses a wire name and value; nil when either is invalid. Reuse
+    /// durations above 300 s are accepted and act as 300 (S-16).
+    public init?(name: String, value: String) {
+        switch name {
+        case "fallback-title": self = .fallbackTitle(value)
+        case "cancel-title": self = .cancelTitle(value)
+        case "localized-reason": self = .localizedReason(value)
+        case "reuse-duration":
+            guard !value.isEmpty, value.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
+            let seconds = value.utf8.count > 6 ? AuthLimits.maximumReuseDuration : (Int64(value) ?? 0)
+            self = .reuseDuration(min(seconds, AuthLimits.maximumReuseDuration))
+        case "interaction-not-allowed":
+            switch value {
+            case "true": self = .interactionNotAllowed(true)
+            case "false": self = .interactionNotAllowed(false)
+            default: return nil
+            }
+        default: return nil
+        }
+    }
+}
+
+/// What the simulated (or a real) sensor reported.
+public enum SensorReading: Sendable, Equatable {
+    case match
+    case noMatch
+    case retry(message: String)
+    case disconnect
+}
+
+public enum AuthLimits {
+    /// Apple's LATouchIDAuthenticationMaximumAllowableReuseDuration, seconds.
+    public static let maximumReuseDuration: Int64 = 300
+}
+
+public enum EventBody: Sendable, Equatable {
+    case daemonStarted(version: String, bootID: String, pid: ProcessID)
+    case daemonStopped
+    case contextCreated(uid: UserID, ctx: ContextID, pid: ProcessID)
+    case contextPropertySet(uid: UserID, ctx: ContextID, property: ContextProperty)
+    case contextInvalidated(uid: UserID, ctx: ContextID, reason: InvalidationReason)
+    case policyChecked(uid: UserID, ctx: ContextID, policy: Policy, biometry: BiometryType, result: LAErrorCode?, reason: String?)
+    case evaluationStarted(uid: UserID, ctx: ContextID, eval: EvaluationID, policy: Policy, reason: String)
+    case promptShown(uid: UserID, ctx: ContextID, eval: EvaluationID, prompt: Prompt)
+    case biometricMatched(uid: UserID, ctx: ContextID, eval: EvaluationID)
+    case biometricFailed(uid: UserID, ctx: ContextID, eval: EvaluationID)
+    case biometricRetry(uid: UserID, ctx: ContextID, eval: EvaluationID, message: String)
+    case fallbackChosen(uid: UserID, ctx: ContextID, eval: EvaluationID)
+    case passcodeAccepted(uid: UserID, ctx: ContextID?, eval: EvaluationID?)
+    case passcodeRejected(uid: UserID, ctx: ContextID?, eval: EvaluationID?, counted: Bool)
+    case evaluationSucceeded(uid: UserID, ctx: ContextID, eval: EvaluationID, method: SuccessMethod)
+    case evaluationFailed(uid: UserID, ctx: ContextID, eval: EvaluationID, failure: Failure)
+    case enrollmentChanged(uid: UserID, templates: [String], by: UserID, domainState: String)
+    case passcodeChanged(uid: UserID, set: Bool, by: UserID)
+    case deviceUnlocked(uid: UserID, by: UserID)
+    case userReset(uid: UserID, by: UserID)
+    case logRepaired(firstLostSeq: UInt64, by: UserID)
+    case rulesApplied(Rules)
+    case biometricDisconnected(uid: UserID, ctx: ContextID, eval: EvaluationID)
+    case passcodeSubmitted(uid: UserID, ctx: ContextID, eval: EvaluationID)
+    case contextReleased(uid: UserID, ctx: ContextID)
+
+    /// AUDIT.md's `type`, one string per kind.
+    public var name: String { kind.name }
+
+    public var kind: EventKind {
+        switch self {
+        case .daemonStarted: return .daemonStarted
+        case .daemonStopped: return .daemonStopped
+        case .contextCreated: return .contextCreated
+        case .contextPropertySet: return .contextPropertySet
+        case .contextInvalidated: return .contextInvalidated
+        case .policyChecked: return .policyChecked
+        case .evaluationStarted: return .evaluationStarted
+        case .promptShown: return .promptShown
+        case .biometricMatched: return .biometricMatched
+        case .biometricFailed: return .biometricFailed
+        case .biometricRetry: return .biometricRetry
+        case .fallbackChosen: return .fallbackChosen
+        case .passcodeAccepted: return .passcodeAccepted
+        case .passcodeRejected: return .passcodeRejected
+        case .evaluationSucceeded: return .evaluationSucceeded
+        case .evaluationFailed: return .evaluationFailed
+        case .enrollmentChanged: return .enrollmentChanged
+        case .passcodeChanged: return .passcodeChanged
+        case .deviceUnlocked: return .deviceUnlocked
+        case .userReset: return .userReset
+        case .logRepaired: return .logRepaired
+        case .rulesApplied: return .rulesApplied
+        case .biometricDisconnected: return .biometricDisconnected
+        case .passcodeSubmitted: return .passcodeSubmitted
+        case .contextReleased: return .contextReleased
+        }
+    }
+
+    /// The user an event is about, when there is one (log index key).
+    public var uid: UserID? {
+        switch self {
+        case .daemonStarted, .daemonStopped, .logRepaired, .rulesApplied: return nil
+        case .contextCreated(let uid, _, _), .contextPropertySet(let uid, _, _), .contextInvalidated(let uid, _, _),
+             .policyChecked(let uid, _, _, _, _, _), .evaluationStarted(let uid, _, _, _, _),
+             .promptShown(let uid, _, _, _), .biometricMatched(let uid, _, _), .biometricFailed(let uid, _, _),
+             .biometricRetry(let uid, _, _, _), .fallbackChosen(let uid, _, _), .passcodeAccepted(let uid, _, _),
+             .passcodeRejected(let uid, _, _, _), .evaluationSucceeded(let uid, _, _, _),
+             .evaluationFailed(let uid, _, _, _), .enrollmentChanged(let uid, _, _, _),
+             .passcodeChanged(let uid, _, _), .deviceUnlocked(let uid, _), .userReset(let uid, _),
+             .biometricDisconnected(let uid, _, _), .passcodeSubmitted(let uid, _, _), .contextReleased(let uid, _):
+            return uid
+        }
+    }
+
+    /// The context an event is about, when there is one (log index key).
+    public var ctx: ContextID? {
+        switch self {
+        case .contextCreated(_, let ctx, _), .contextPropertySet(_, let ctx, _), .contextInvalidated(_, let ctx, _),
+             .policyChecked(_, let ctx, _, _, _, _), .evaluationStarted(_, let ctx, _, _, _),
+             .promptShown(_, let ctx, _, _), .biometricMatched(_, let ctx, _), .biometricFailed(_, let ctx, _),
+             .biometricRetry(_, let ctx, _, _), .fallbackChosen(_, let ctx, _), .evaluationSucceeded(_, let ctx, _, _),
+             .evaluationFailed(_, let ctx, _, _), .biometricDisconnected(_, let ctx, _),
+             .passcodeSubmitted(_, let ctx, _), .contextReleased(_, let ctx):
+            return ctx
+        case .passcodeAccepted(_, let ctx, _), .passcodeRejected(_, let ctx, _, _):
+            return ctx
+        default:
+            return nil
+        }
+    }
+
+    /// S-40: failures must be durable before any byte revealing them is sent.
+    public var isSecurityFailure: Bool {
+        switch self {
+        case .biometricFailed: return true
+        case .passcodeRejected: return true
+        default: return false
+        }
+    }
+}
+
+/// How an evaluation ended when it did not succeed.
+public struct Failure: Sendable, Equatable {
+    public var code: LAErrorCode
+    public var message: String
+    /// `reason=` on the wire: timeout, preempted, shutdown, restart,
+    /// disconnect, passcode-required.
+    public var reason: String?
+    /// Seconds until passcode entry is allowed again (S-5), or nil.
+    public var retryAfter: Int64?
+    /// S-6: the user is locked until an administrator resets them.
+    public var adminLocked: Bool
+
+    public init(_ code: LAErrorCode, message: String? = nil, reason: String? = nil, retryAfter: Int64? = nil, adminLocked: Bool = false) {
+        self.code = code
+        self.message = message ?? code.defaultMessage
+        self.reason = reason
+        self.retryAfter = retryAfter
+        self.adminLocked = adminLocked
+    }
+}
+
+/// Stable names and log type codes. Append only.
+public enum EventKind: UInt16, Sendable, CaseIterable {
+    case daemonStarted = 1
+    case daemonStopped = 2
+    case contextCreated = 3
+    case contextPropertySet = 4
+    case contextInvalidated = 5
+    case policyChecked = 6
+    case evaluationStarted = 7
+    case promptShown = 8
+    case biometricMatched = 9
+    case biometricFailed = 10
+    case biometricRetry = 11
+    case fallbackChosen = 12
+    case passcodeAccepted = 13
+    case passcodeRejected = 14
+    case evaluationSucceeded = 15
+    case evaluationFailed = 16
+    case enrollmentChanged = 17
+    case passcodeChanged = 18
+    case deviceUnlocked = 19
+    case userReset = 20
+    case logRepaired = 21
+    case rulesApplied = 22
+    case biometricDisconnected = 23
+    case passcodeSubmitted = 24
+    case contextReleased = 25
+
+    public var name: String {
+        switch self {
+        case .daemonStarted: return "daemon-started"
+        case .daemonStopped: return "daemon-stopped"
+        case .contextCreated: return "context-created"
+        case .contextPropertySet: return "context-property-set"
+        case .contextInvalidated: return "context-invalidated"
+        case .policyChecked: return "policy-checked"
+        case .evaluationStarted: return "evaluation-started"
+        case .promptShown: return "prompt-shown"
+        case .biometricMatched: return "biometric-matched"
+        case .biometricFailed: return "biometric-failed"
+        case .biometricRetry: return "biometric-retry"
+        case .fallbackChosen: return "fallback-chosen"
+        case .passcodeAccepted: return "passcode-accepted"
+        case .passcodeRejected: return "passcode-rejected"
+        case .evaluationSucceeded: return "evaluation-succeeded"
+        case .evaluationFailed: return "evaluation-failed"
+        case .enrollmentChanged: return "enrollment-changed"
+        case .passcodeChanged: return "passcode-changed"
+        case .deviceUnlocked: return "device-unlocked"
+        case .userReset: return "user-reset"
+        case .logRepaired: return "log-repaired"
+        case .rulesApplied: return "rules-applied"
+        case .biometricDisconnected: return "biometric-disconnected"
+        case .passcodeSubmitted: return "passcode-submitted"
+        case .contextReleased: return "context-released"
+        }
+    }
+
+    public init?(name: String) {
+        guard let kind = EventKind.allCases.first(where: { $0.name == name }) else { return nil }
+        self = kind
+    }
+}

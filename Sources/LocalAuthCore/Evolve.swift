@@ -1,0 +1,164 @@
+// evolve: applies one event to the state. It decides nothing and never fails
+// on a valid history: every "may this happen?" question was answered by
+// `decide` before the event existed. What it does compute is arithmetic that
+// an event implies under the rules in force (a failure that reaches the
+// threshold locks biometry out; a failure past DelayAfterFailures sets the
+// time until which passcode entry is refused), because AUDIT.md keeps
+// lockouts derived rather than recorded.
+
+extension AuthState {
+    /// The functional form: `state = events.reduce(initial, AuthState.evolve)`.
+    public static func evolve(_ state: AuthState, _ event: Event) -> AuthState {
+        var next = state
+        next.apply(event)
+        return next
+    }
+
+    public mutating func apply(_ event: Event) {
+        eventCount += 1
+        clockHighWater = max(clockHighWater, event.time)
+        let time = event.time
+        switch event.body {
+        case .daemonStarted(_, let bootID, _):
+            self.bootID = bootID
+        case .daemonStopped:
+            break
+        case .rulesApplied(let rules):
+            self.rules = rules
+        case .contextCreated(let uid, let ctx, let pid):
+            contexts[ctx] = ContextState(uid: uid, pid: pid)
+            users[uid, default: UserState()].openContexts += 1
+        case .contextPropertySet(_, let ctx, let property):
+            applyProperty(property, to: ctx)
+        case .contextInvalidated(let uid, let ctx, let reason):
+            endEvaluation(ctx)
+            if contexts[ctx]?.isOpen == true {
+                users[uid, default: UserState()].openContexts -= 1
+            }
+            if reason == .app {
+                contexts[ctx]?.invalidation = .app
+            } else {
+                contexts[ctx] = nil
+            }
+            dropUserIfEmpty(uid)
+        case .contextReleased(let uid, let ctx):
+            endEvaluation(ctx)
+            if contexts[ctx]?.isOpen == true {
+                users[uid, default: UserState()].openContexts -= 1
+            }
+            contexts[ctx] = nil
+            dropUserIfEmpty(uid)
+        case .policyChecked(let uid, let ctx, let policy, let biometry, let result, _):
+            contexts[ctx]?.biometry = biometry
+            if result == nil, policy == .biometrics || policy == .biometricsOrCompanion {
+                let token = user(uid).domainState
+                contexts[ctx]?.domainState = token
+            }
+        case .evaluationStarted(_, let ctx, let eval, let policy, let reason):
+            contexts[ctx]?.lastEvaluation = eval
+            contexts[ctx]?.evaluation = Evaluation(id: eval, policy: policy, reason: reason)
+        case .promptShown(let uid, let ctx, _, let prompt):
+            contexts[ctx]?.evaluation?.phase = prompt.kind == .biometric ? .biometric(prompt) : .passcode(prompt)
+            contexts[ctx]?.evaluation?.promptedAt = time
+            users[uid, default: UserState()].promptHolder = ctx
+            prompting.insert(ctx)
+        case .biometricMatched(let uid, _, _):
+            users[uid, default: UserState()].biometricFailures = 0
+        case .biometricFailed(let uid, let ctx, _):
+            contexts[ctx]?.evaluation?.biometricFailures += 1
+            var user = users[uid] ?? UserState()
+            user.biometricFailures += 1
+            if user.biometricFailures >= rules.lockoutThreshold { user.biometryLockedOut = true }
+            users[uid] = user
+        case .biometricRetry, .fallbackChosen, .biometricDisconnected:
+            break
+        case .passcodeSubmitted(_, let ctx, _):
+            contexts[ctx]?.evaluation?.phase = .verifyingPasscode
+            prompting.remove(ctx)
+        case .passcodeAccepted(let uid, _, _):
+            var user = users[uid] ?? UserState()
+            user.biometricFailures = 0
+            user.biometryLockedOut = false
+            user.passcodeFailures = 0
+            user.passcodeRetryAt = nil
+            user.lastPasscodeSuccess = time
+            user.lastPasscodeBootID = bootID
+            users[uid] = user
+        case .passcodeRejected(let uid, _, _, let counted):
+            guard counted else { break }
+            var user = users[uid] ?? UserState()
+            user.passcodeFailures += 1
+            if let delay = rules.passcodeDelay(afterFailures: user.passcodeFailures) {
+                user.passcodeRetryAt = max(time, clockHighWater) + delay
+            }
+            if rules.maxPasscodeFailures > 0, user.passcodeFailures >= rules.maxPasscodeFailures {
+                user.adminLocked = true
+            }
+            users[uid] = user
+        case .evaluationSucceeded(_, let ctx, _, let method):
+            if method == .biometric {
+                contexts[ctx]?.succeededBiometric = true
+                if let uid = contexts[ctx]?.uid {
+                    let token = user(uid).domainState
+                    contexts[ctx]?.domainState = token
+                }
+            }
+            if method == .passcode { contexts[ctx]?.succeededPasscode = true }
+            endEvaluation(ctx)
+        case .evaluationFailed(_, let ctx, _, _):
+            endEvaluation(ctx)
+        case .enrollmentChanged(let uid, let templates, _, let domainState):
+            users[uid, default: UserState()].templates = templates
+            users[uid, default: UserState()].domainState = domainState
+        case .passcodeChanged(let uid, let set, _):
+            users[uid, default: UserState()].passcodeSet = set
+            if set {
+                // Whoever sets a passcode knows it: S-11's clock starts here.
+                users[uid, default: UserState()].lastPasscodeSuccess = time
+                users[uid, default: UserState()].lastPasscodeBootID = bootID
+            }
+            dropUserIfEmpty(uid)
+        case .deviceUnlocked(let uid, _):
+            users[uid, default: UserState()].lastDeviceUnlock = time
+        case .userReset(let uid, _):
+            var user = users[uid] ?? UserState()
+            user.biometricFailures = 0
+            user.biometryLockedOut = false
+            user.passcodeFailures = 0
+            user.passcodeRetryAt = nil
+            user.adminLocked = false
+            users[uid] = user
+            dropUserIfEmpty(uid)
+        case .logRepaired:
+            // S-41: events were lost, so every user must prove themselves
+            // with the passcode before biometry is trusted again.
+            for uid in users.keys { users[uid]?.biometryLockedOut = true }
+        }
+    }
+
+    private mutating func applyProperty(_ property: ContextProperty, to ctx: ContextID) {
+        switch property {
+        case .fallbackTitle(let title): contexts[ctx]?.fallbackTitle = title
+        case .cancelTitle(let title): contexts[ctx]?.cancelTitle = title
+        case .reuseDuration(let seconds): contexts[ctx]?.reuseDuration = min(seconds, AuthLimits.maximumReuseDuration)
+        case .interactionNotAllowed(let flag): contexts[ctx]?.interactionNotAllowed = flag
+        case .localizedReason(let reason): contexts[ctx]?.localizedReason = reason
+        }
+    }
+
+    /// Clears the running evaluation of `ctx` and its hold on the prompt.
+    private mutating func endEvaluation(_ ctx: ContextID) {
+        guard let context = contexts[ctx], context.evaluation != nil else { return }
+        contexts[ctx]?.evaluation = nil
+        prompting.remove(ctx)
+        if users[context.uid]?.promptHolder == ctx {
+            users[context.uid]?.promptHolder = nil
+        }
+    }
+
+    /// Users with nothing left to say are dropped, so that state is a
+    /// function of the events alone whatever order contexts came and went in.
+    private mutating func dropUserIfEmpty(_ uid: UserID) {
+        if users[uid]?.isEmpty == true { users[uid] = nil }
+    }
+}

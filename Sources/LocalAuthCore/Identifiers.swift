@@ -1,0 +1,72 @@
+// Identifiers of the things the rules talk about. A context id is 128 random
+// bits chosen by the daemon (the core stays deterministic: ids come in with
+// the command that creates the context).
+
+public typealias UserID = UInt32
+public typealias ProcessID = Int32
+/// An evaluation's number within its context, from 1.
+public typealias EvaluationID = UInt32
+
+public struct ContextID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    public var high: UInt64
+    public var low: UInt64
+
+    public init(high: UInt64, low: UInt64) {
+        self.high = high
+        self.low = low
+    }
+
+    /// Exactly 32 hex digits (either case); anything else is not an id.
+    public init?(hex: some StringProtocol) {
+        let utf8 = Array(hex.utf8)
+        guard utf8.count == 32 else { return nil }
+        var high: UInt64 = 0
+        var low: UInt64 = 0
+        for (index, byte) in utf8.enumerated() {
+            guard let nibble = ContextID.nibble(byte) else { return nil }
+            if index < 16 { high = high << 4 | UInt64(nibble) } else { low = low << 4 | UInt64(nibble) }
+        }
+        self.init(high: high, low: low)
+    }
+
+    /// 16 bytes, big-endian, as the log stores it.
+    public init?(bytes: some Collection<UInt8>) {
+        guard bytes.count == 16 else { return nil }
+        var high: UInt64 = 0
+        var low: UInt64 = 0
+        for (index, byte) in bytes.enumerated() {
+            if index < 8 { high = high << 8 | UInt64(byte) } else { low = low << 8 | UInt64(byte) }
+        }
+        self.init(high: high, low: low)
+    }
+
+    public var bytes: [UInt8] {
+        (0..<8).map { UInt8(truncatingIfNeeded: high >> (56 - 8 * UInt64($0))) }
+            + (0..<8).map { UInt8(truncatingIfNeeded: low >> (56 - 8 * UInt64($0))) }
+    }
+
+    public var hex: String {
+        var digits = [UInt8](repeating: 0, count: 32)
+        let alphabet = Array("0123456789abcdef".utf8)
+        for index in 0..<16 {
+            digits[15 - index] = alphabet[Int((high >> (4 * UInt64(index))) & 0xF)]
+            digits[31 - index] = alphabet[Int((low >> (4 * UInt64(index))) & 0xF)]
+        }
+        return String(decoding: digits, as: UTF8.self)
+    }
+
+    public var description: String { hex }
+
+    public static func < (lhs: ContextID, rhs: ContextID) -> Bool {
+        (lhs.high, lhs.low) < (rhs.high, rhs.low)
+    }
+
+    private static func nibble(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+}
