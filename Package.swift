@@ -34,7 +34,7 @@ let package = Package(
 
         // I/O layers.
         .target(name: "LocalAuthSystem", dependencies: ["CLocalAuthShim", "CSystemd", "CXCrypt", "COpenSSL"]),
-        .target(name: "LocalAuthLog", dependencies: ["LocalAuthCore", "LocalAuthSystem"]),
+        .target(name: "LocalAuthLog", dependencies: ["LocalAuthCore", "LocalAuthSystem"], exclude: ["FORMAT.md"]),
         .target(name: "LocalAuthServer", dependencies: [
             "LocalAuthCore", "LocalAuthProtocol", "LocalAuthConfig", "LocalAuthSystem", "LocalAuthLog",
         ]),

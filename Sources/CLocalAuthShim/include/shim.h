@@ -1,2 +1,93 @@
-// Placeholder header; see shim.c.
-int localauth_shim_placeholder(void);
+// CLocalAuthShim: the Linux calls that Swift's Glibc module does not expose
+// (epoll, signalfd, timerfd, eventfd, struct ucred, accept4, getrandom) and
+// CRC32C with its SSE4.2 path. Each function is a thin wrapper: it returns
+// what the syscall returns and leaves errno set; the Swift layer
+// (LocalAuthSystem) retries EINTR and turns errno into SystemError.
+//
+// This header must not define _GNU_SOURCE (the .c files do): defining it here
+// changes Glibc's own headers as Swift sees them and breaks the build.
+// Constants are plain numbers so the header needs no Linux headers; each .c
+// file checks them against the system's with _Static_assert.
+#ifndef LOCALAUTH_SHIM_H
+#define LOCALAUTH_SHIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+// MARK: Sockets (peer.c)
+
+#define LA_SOCK_NONBLOCK 00004000
+#define LA_SOCK_CLOEXEC 02000000
+
+/// SO_PEERCRED of a connected AF_UNIX socket. Returns 0, or -1 with errno.
+int la_peer_credentials(int fd, int32_t *pid, uint32_t *uid, uint32_t *gid);
+/// accept4(fd, NULL, NULL, flags); flags from LA_SOCK_NONBLOCK | LA_SOCK_CLOEXEC.
+int la_accept4(int fd, int flags);
+
+// MARK: epoll (epoll.c)
+
+#define LA_EPOLLIN 0x001u
+#define LA_EPOLLOUT 0x004u
+#define LA_EPOLLERR 0x008u
+#define LA_EPOLLHUP 0x010u
+#define LA_EPOLLRDHUP 0x2000u
+#define LA_EPOLLET (1u << 31)
+
+#define LA_EPOLL_CTL_ADD 1
+#define LA_EPOLL_CTL_DEL 2
+#define LA_EPOLL_CTL_MOD 3
+
+/// epoll_create1(EPOLL_CLOEXEC).
+int la_epoll_create(void);
+/// epoll_ctl with the event's user data set to `data`.
+int la_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data);
+/// epoll_wait into caller arrays of `maxevents` (at most LA_EPOLL_MAX_EVENTS):
+/// events[i] and data[i] describe ready entry i. Allocates nothing.
+#define LA_EPOLL_MAX_EVENTS 1024
+int la_epoll_wait(int epfd, uint32_t *events, uint64_t *data, int maxevents, int timeout_ms);
+
+// MARK: Signals (signals.c)
+
+/// Blocks `signals` in the calling thread (threads started afterwards inherit
+/// the mask) and returns a non-blocking, close-on-exec signalfd for them.
+int la_signalfd_create(const int *signals, int count);
+/// Reads one signalfd_siginfo; returns the signal number, or -1 with errno.
+int la_signalfd_read(int fd);
+
+// MARK: Timers and wake-ups (timerfd.c, eventfd.c)
+
+/// timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC).
+int la_timerfd_create(void);
+/// Arms the timer: first expiry after `initial_ns` (0 disarms), then every
+/// `interval_ns` (0 for one-shot).
+int la_timerfd_set(int fd, uint64_t initial_ns, uint64_t interval_ns);
+/// Reads the expiration count into *count. Returns 0, or -1 with errno.
+int la_timerfd_read(int fd, uint64_t *count);
+
+/// eventfd(initval, EFD_NONBLOCK | EFD_CLOEXEC).
+int la_eventfd_create(unsigned int initval);
+/// Adds `value` to the counter. Returns 0, or -1 with errno.
+int la_eventfd_write(int fd, uint64_t value);
+/// Reads and resets the counter into *value. Returns 0, or -1 with errno.
+int la_eventfd_read(int fd, uint64_t *value);
+
+// MARK: Randomness and scrubbing (random.c)
+
+/// getrandom(2): returns bytes written (may be short), or -1 with errno.
+ssize_t la_getrandom(void *buf, size_t len, unsigned int flags);
+/// Zeroes memory in a way the compiler may not remove (explicit_bzero).
+void la_scrub(void *buf, size_t len);
+
+// MARK: CRC32C (crc32c.c)
+
+/// CRC32C (Castagnoli), standard semantics: la_crc32c(0, "123456789", 9) ==
+/// 0xE3069283, and la_crc32c(la_crc32c(0, a), b) == crc of a then b.
+/// Uses SSE4.2 when the CPU has it, else the table.
+uint32_t la_crc32c(uint32_t crc, const void *buf, size_t len);
+/// The table path alone, to test the hardware path against.
+uint32_t la_crc32c_table(uint32_t crc, const void *buf, size_t len);
+/// 1 when la_crc32c uses the CPU's crc32 instruction.
+int la_crc32c_hardware(void);
+
+#endif

@@ -1,0 +1,219 @@
+// The binary layout of an event body (the payload of a log record; the
+// record header carries the time and the kind's type code). Layout:
+// one version byte, then the kind's fields in declaration order, using
+// `ByteWriter`'s primitives. Adding a field means a new version whose
+// decoder still accepts the old one; kinds are only appended.
+
+public enum EventCodec {
+    public static func encode(_ body: EventBody) -> [UInt8] {
+        var w = ByteWriter(capacity: 48)
+        encode(body, into: &w)
+        return w.bytes
+    }
+
+    public static func encode(_ body: EventBody, into w: inout ByteWriter) {
+        w.u8(Event.version)
+        switch body {
+        case .daemonStarted(let version, let bootID, let pid):
+            w.string(version); w.string(bootID); w.int(Int(pid))
+        case .daemonStopped:
+            break
+        case .contextCreated(let uid, let ctx, let pid):
+            w.varint(UInt64(uid)); w.context(ctx); w.int(Int(pid))
+        case .contextPropertySet(let uid, let ctx, let property):
+            w.varint(UInt64(uid)); w.context(ctx); w.string(property.name); w.string(property.value)
+        case .contextInvalidated(let uid, let ctx, let reason):
+            w.varint(UInt64(uid)); w.context(ctx); w.string(reason.rawValue)
+        case .policyChecked(let uid, let ctx, let policy, let biometry, let result, let reason):
+            w.varint(UInt64(uid)); w.context(ctx); w.int(policy.rawValue); w.int(biometry.rawValue)
+            w.optional(result) { $0.int($1.rawValue) }
+            w.optional(reason) { $0.string($1) }
+        case .evaluationStarted(let uid, let ctx, let eval, let policy, let reason):
+            w.varint(UInt64(uid)); w.context(ctx); w.varint(UInt64(eval)); w.int(policy.rawValue); w.string(reason)
+        case .promptShown(let uid, let ctx, let eval, let prompt):
+            w.varint(UInt64(uid)); w.context(ctx); w.varint(UInt64(eval))
+            w.string(prompt.kind.rawValue); w.int(prompt.attempt); w.bool(prompt.fallbackOffered)
+            w.int(prompt.attemptsLeft); w.optional(prompt.message) { $0.string($1) }
+        case .biometricMatched(let uid, let ctx, let eval), .biometricFailed(let uid, let ctx, let eval),
+             .fallbackChosen(let uid, let ctx, let eval), .biometricDisconnected(let uid, let ctx, let eval),
+             .passcodeSubmitted(let uid, let ctx, let eval):
+            w.varint(UInt64(uid)); w.context(ctx); w.varint(UInt64(eval))
+        case .biometricRetry(let uid, let ctx, let eval, let message):
+            w.varint(UInt64(uid)); w.context(ctx); w.varint(UInt64(eval)); w.string(message)
+        case .passcodeAccepted(let uid, let ctx, let eval):
+            w.varint(UInt64(uid)); w.optional(ctx) { $0.context($1) }; w.optional(eval) { $0.varint(UInt64($1)) }
+        case .passcodeRejected(let uid, let ctx, let eval, let counted):
+            w.varint(UInt64(uid)); w.optional(ctx) { $0.context($1) }; w.optional(eval) { $0.varint(UInt64($1)) }
+            w.bool(counted)
+        case .evaluationSucceeded(let uid, let ctx, let eval, let method):
+            w.varint(UInt64(uid)); w.context(ctx); w.varint(UInt64(eval)); w.string(method.rawValue)
+        case .evaluationFailed(let uid, let ctx, let eval, let failure):
+            w.varint(UInt64(uid)); w.context(ctx); w.varint(UInt64(eval))
+            w.int(failure.code.rawValue); w.string(failure.message)
+            w.optional(failure.reason) { $0.string($1) }
+            w.optional(failure.retryAfter) { $0.svarint($1) }
+            w.bool(failure.adminLocked)
+        case .enrollmentChanged(let uid, let templates, let by, let domainState):
+            w.varint(UInt64(uid)); w.varint(UInt64(templates.count))
+            for template in templates { w.string(template) }
+            w.varint(UInt64(by)); w.string(domainState)
+        case .passcodeChanged(let uid, let set, let by):
+            w.varint(UInt64(uid)); w.bool(set); w.varint(UInt64(by))
+        case .deviceUnlocked(let uid, let by), .userReset(let uid, let by):
+            w.varint(UInt64(uid)); w.varint(UInt64(by))
+        case .logRepaired(let firstLostSeq, let by):
+            w.varint(firstLostSeq); w.varint(UInt64(by))
+        case .rulesApplied(let rules):
+            RulesCodec.encode(rules, into: &w)
+        case .contextReleased(let uid, let ctx):
+            w.varint(UInt64(uid)); w.context(ctx)
+        }
+    }
+
+    public static func decode(kind code: UInt16, payload: UnsafeRawBufferPointer) throws -> EventBody {
+        guard let kind = EventKind(rawValue: code) else { throw DecodeError("unknown event type code \(code)") }
+        var r = ByteReader(payload)
+        let version = try r.u8()
+        guard version == Event.version else { throw DecodeError("unsupported event version \(version)") }
+        let body = try decode(kind, &r)
+        try r.expectEnd()
+        return body
+    }
+
+    public static func decode(kind code: UInt16, payload: [UInt8]) throws -> EventBody {
+        try payload.withUnsafeBytes { try decode(kind: code, payload: $0) }
+    }
+
+    private static func decode(_ kind: EventKind, _ r: inout ByteReader) throws -> EventBody {
+        switch kind {
+        case .daemonStarted:
+            return .daemonStarted(version: try r.string(), bootID: try r.string(), pid: try r.i32())
+        case .daemonStopped:
+            return .daemonStopped
+        case .contextCreated:
+            return .contextCreated(uid: try r.u32(), ctx: try r.context(), pid: try r.i32())
+        case .contextPropertySet:
+            let uid = try r.u32(), ctx = try r.context(), name = try r.string(), value = try r.string()
+            guard let property = ContextProperty(name: name, value: value) else {
+                throw DecodeError("bad context property \(name)")
+            }
+            return .contextPropertySet(uid: uid, ctx: ctx, property: property)
+        case .contextInvalidated:
+            let uid = try r.u32(), ctx = try r.context()
+            return .contextInvalidated(uid: uid, ctx: ctx, reason: try named(InvalidationReason.init(rawValue:), try r.string()))
+        case .policyChecked:
+            let uid = try r.u32(), ctx = try r.context()
+            let policy = try raw(Policy.init(rawValue:), try r.int())
+            let biometry = try raw(BiometryType.init(rawValue:), try r.int())
+            let result = try r.optional { try raw(LAErrorCode.init(rawValue:), try $0.int()) }
+            let reason = try r.optional { try $0.string() }
+            return .policyChecked(uid: uid, ctx: ctx, policy: policy, biometry: biometry, result: result, reason: reason)
+        case .evaluationStarted:
+            let uid = try r.u32(), ctx = try r.context(), eval = try r.u32()
+            let policy = try raw(Policy.init(rawValue:), try r.int())
+            return .evaluationStarted(uid: uid, ctx: ctx, eval: eval, policy: policy, reason: try r.string())
+        case .promptShown:
+            let uid = try r.u32(), ctx = try r.context(), eval = try r.u32()
+            let promptKind = try named(Prompt.Kind.init(rawValue:), try r.string())
+            let attempt = try r.int(), fallback = try r.bool(), left = try r.int()
+            let message = try r.optional { try $0.string() }
+            let prompt = Prompt(kind: promptKind, attempt: attempt, fallbackOffered: fallback, attemptsLeft: left, message: message)
+            return .promptShown(uid: uid, ctx: ctx, eval: eval, prompt: prompt)
+        case .biometricMatched:
+            return .biometricMatched(uid: try r.u32(), ctx: try r.context(), eval: try r.u32())
+        case .biometricFailed:
+            return .biometricFailed(uid: try r.u32(), ctx: try r.context(), eval: try r.u32())
+        case .fallbackChosen:
+            return .fallbackChosen(uid: try r.u32(), ctx: try r.context(), eval: try r.u32())
+        case .biometricDisconnected:
+            return .biometricDisconnected(uid: try r.u32(), ctx: try r.context(), eval: try r.u32())
+        case .passcodeSubmitted:
+            return .passcodeSubmitted(uid: try r.u32(), ctx: try r.context(), eval: try r.u32())
+        case .biometricRetry:
+            return .biometricRetry(uid: try r.u32(), ctx: try r.context(), eval: try r.u32(), message: try r.string())
+        case .passcodeAccepted:
+            let uid = try r.u32()
+            let ctx = try r.optional { try $0.context() }
+            return .passcodeAccepted(uid: uid, ctx: ctx, eval: try r.optional { try $0.u32() })
+        case .passcodeRejected:
+            let uid = try r.u32()
+            let ctx = try r.optional { try $0.context() }
+            let eval = try r.optional { try $0.u32() }
+            return .passcodeRejected(uid: uid, ctx: ctx, eval: eval, counted: try r.bool())
+        case .evaluationSucceeded:
+            let uid = try r.u32(), ctx = try r.context(), eval = try r.u32()
+            return .evaluationSucceeded(uid: uid, ctx: ctx, eval: eval, method: try named(SuccessMethod.init(rawValue:), try r.string()))
+        case .evaluationFailed:
+            let uid = try r.u32(), ctx = try r.context(), eval = try r.u32()
+            let code = try raw(LAErrorCode.init(rawValue:), try r.int())
+            let message = try r.string()
+            let reason = try r.optional { try $0.string() }
+            let retryAfter = try r.optional { try $0.svarint() }
+            let failure = Failure(code, message: message, reason: reason, retryAfter: retryAfter, adminLocked: try r.bool())
+            return .evaluationFailed(uid: uid, ctx: ctx, eval: eval, failure: failure)
+        case .enrollmentChanged:
+            let uid = try r.u32()
+            let count = try r.varint()
+            guard count <= 4096 else { throw DecodeError("implausible template count \(count)") }
+            var templates: [String] = []
+            for _ in 0..<count { templates.append(try r.string()) }
+            return .enrollmentChanged(uid: uid, templates: templates, by: try r.u32(), domainState: try r.string())
+        case .passcodeChanged:
+            return .passcodeChanged(uid: try r.u32(), set: try r.bool(), by: try r.u32())
+        case .deviceUnlocked:
+            return .deviceUnlocked(uid: try r.u32(), by: try r.u32())
+        case .userReset:
+            return .userReset(uid: try r.u32(), by: try r.u32())
+        case .logRepaired:
+            return .logRepaired(firstLostSeq: try r.varint(), by: try r.u32())
+        case .rulesApplied:
+            return .rulesApplied(try RulesCodec.decode(&r))
+        case .contextReleased:
+            return .contextReleased(uid: try r.u32(), ctx: try r.context())
+        }
+    }
+}
+
+func raw<T>(_ make: (Int) -> T?, _ value: Int) throws -> T {
+    guard let result = make(value) else { throw DecodeError("unknown \(T.self) raw value \(value)") }
+    return result
+}
+
+func named<T>(_ make: (String) -> T?, _ value: String) throws -> T {
+    guard let result = make(value) else { throw DecodeError("unknown \(T.self) name \"\(value)\"") }
+    return result
+}
+
+enum RulesCodec {
+    static func encode(_ rules: Rules, into w: inout ByteWriter) {
+        w.int(rules.biometryType.rawValue)
+        w.optional(rules.attemptsPerEvaluationOverride) { $0.int($1) }
+        w.int(rules.lockoutThreshold)
+        w.svarint(rules.promptTimeout)
+        w.svarint(rules.passcodeRequiredAfter)
+        w.bool(rules.passcodeRequiredAfterBoot)
+        w.int(rules.delayAfterFailures)
+        w.varint(UInt64(rules.backoff.count))
+        for delay in rules.backoff { w.svarint(delay) }
+        w.int(rules.maxPasscodeFailures)
+    }
+
+    static func decode(_ r: inout ByteReader) throws -> Rules {
+        let biometry = try raw(BiometryType.init(rawValue:), try r.int())
+        let attempts = try r.optional { try $0.int(in: 1...1_000_000) }
+        let threshold = try r.int(in: 1...1_000_000)
+        let timeout = try r.svarint()
+        let requiredAfter = try r.svarint()
+        let requiredAfterBoot = try r.bool()
+        let delayAfter = try r.int(in: 0...1_000_000)
+        let count = try r.varint()
+        guard count <= 64 else { throw DecodeError("implausible backoff list of \(count)") }
+        var backoff: [Int64] = []
+        for _ in 0..<count { backoff.append(try r.svarint()) }
+        let maxFailures = try r.int(in: 0...1_000_000)
+        return Rules(biometryType: biometry, attemptsPerEvaluationOverride: attempts, lockoutThreshold: threshold,
+                     promptTimeout: timeout, passcodeRequiredAfter: requiredAfter,
+                     passcodeRequiredAfterBoot: requiredAfterBoot, delayAfterFailures: delayAfter,
+                     backoff: backoff, maxPasscodeFailures: maxFailures)
+    }
+}

@@ -1,0 +1,166 @@
+// The binary layout of a whole `AuthState`, the payload of a snapshot file.
+// Deterministic (users and contexts sorted by key), so the same state always
+// gives the same bytes, and versioned like events.
+
+public enum StateCodec {
+    public static let version: UInt8 = 1
+
+    public static func encode(_ state: AuthState) -> [UInt8] {
+        var w = ByteWriter(capacity: 256 + state.contexts.count * 64 + state.users.count * 64)
+        w.u8(version)
+        RulesCodec.encode(state.rules, into: &w)
+        w.string(state.bootID)
+        w.svarint(state.clockHighWater)
+        w.varint(state.eventCount)
+        w.varint(UInt64(state.users.count))
+        for uid in state.users.keys.sorted() {
+            w.varint(UInt64(uid))
+            encodeUser(state.users[uid]!, into: &w)
+        }
+        w.varint(UInt64(state.contexts.count))
+        for ctx in state.contexts.keys.sorted() {
+            w.context(ctx)
+            encodeContext(state.contexts[ctx]!, into: &w)
+        }
+        w.varint(UInt64(state.prompting.count))
+        for ctx in state.prompting.sorted() { w.context(ctx) }
+        return w.bytes
+    }
+
+    public static func decode(_ bytes: UnsafeRawBufferPointer) throws -> AuthState {
+        var r = ByteReader(bytes)
+        let v = try r.u8()
+        guard v == version else { throw DecodeError("unsupported snapshot version \(v)") }
+        var state = AuthState(rules: try RulesCodec.decode(&r))
+        state.bootID = try r.string()
+        state.clockHighWater = try r.svarint()
+        state.eventCount = try r.varint()
+        let users = try r.varint()
+        guard users <= UInt64(bytes.count) else { throw DecodeError("implausible user count \(users)") }
+        for _ in 0..<users {
+            let uid = try r.u32()
+            state.users[uid] = try decodeUser(&r)
+        }
+        let contexts = try r.varint()
+        guard contexts <= UInt64(bytes.count) else { throw DecodeError("implausible context count \(contexts)") }
+        state.contexts.reserveCapacity(Int(contexts))
+        for _ in 0..<contexts {
+            let ctx = try r.context()
+            state.contexts[ctx] = try decodeContext(&r)
+        }
+        let prompting = try r.varint()
+        guard prompting <= contexts else { throw DecodeError("implausible prompting count \(prompting)") }
+        for _ in 0..<prompting { state.prompting.insert(try r.context()) }
+        try r.expectEnd()
+        return state
+    }
+
+    public static func decode(_ bytes: [UInt8]) throws -> AuthState {
+        try bytes.withUnsafeBytes { try decode($0) }
+    }
+
+    private static func encodeUser(_ u: UserState, into w: inout ByteWriter) {
+        w.varint(UInt64(u.templates.count))
+        for t in u.templates { w.string(t) }
+        w.string(u.domainState)
+        w.bool(u.passcodeSet)
+        w.int(u.biometricFailures)
+        w.bool(u.biometryLockedOut)
+        w.int(u.passcodeFailures)
+        w.optional(u.passcodeRetryAt) { $0.svarint($1) }
+        w.bool(u.adminLocked)
+        w.optional(u.lastPasscodeSuccess) { $0.svarint($1) }
+        w.optional(u.lastPasscodeBootID) { $0.string($1) }
+        w.optional(u.lastDeviceUnlock) { $0.svarint($1) }
+        w.optional(u.promptHolder) { $0.context($1) }
+        w.int(u.openContexts)
+    }
+
+    private static func decodeUser(_ r: inout ByteReader) throws -> UserState {
+        var u = UserState()
+        let count = try r.varint()
+        guard count <= 4096 else { throw DecodeError("implausible template count \(count)") }
+        for _ in 0..<count { u.templates.append(try r.string()) }
+        u.domainState = try r.string()
+        u.passcodeSet = try r.bool()
+        u.biometricFailures = try r.int(in: 0...Int(Int32.max))
+        u.biometryLockedOut = try r.bool()
+        u.passcodeFailures = try r.int(in: 0...Int(Int32.max))
+        u.passcodeRetryAt = try r.optional { try $0.svarint() }
+        u.adminLocked = try r.bool()
+        u.lastPasscodeSuccess = try r.optional { try $0.svarint() }
+        u.lastPasscodeBootID = try r.optional { try $0.string() }
+        u.lastDeviceUnlock = try r.optional { try $0.svarint() }
+        u.promptHolder = try r.optional { try $0.context() }
+        u.openContexts = try r.int(in: 0...Int(Int32.max))
+        return u
+    }
+
+    private static func encodeContext(_ c: ContextState, into w: inout ByteWriter) {
+        w.varint(UInt64(c.uid))
+        w.int(Int(c.pid))
+        w.optional(c.invalidation) { $0.string($1.rawValue) }
+        w.int(c.biometry.rawValue)
+        w.string(c.domainState)
+        w.optional(c.fallbackTitle) { $0.string($1) }
+        w.optional(c.cancelTitle) { $0.string($1) }
+        w.svarint(c.reuseDuration)
+        w.bool(c.interactionNotAllowed)
+        w.optional(c.localizedReason) { $0.string($1) }
+        w.bool(c.succeededBiometric)
+        w.bool(c.succeededPasscode)
+        w.varint(UInt64(c.lastEvaluation))
+        w.optional(c.evaluation) { w, e in
+            w.varint(UInt64(e.id))
+            w.int(e.policy.rawValue)
+            w.string(e.reason)
+            switch e.phase {
+            case .starting: w.u8(0)
+            case .biometric(let p): w.u8(1); encodePrompt(p, into: &w)
+            case .passcode(let p): w.u8(2); encodePrompt(p, into: &w)
+            case .verifyingPasscode: w.u8(3)
+            }
+            w.svarint(e.promptedAt)
+            w.int(e.biometricFailures)
+        }
+    }
+
+    private static func decodeContext(_ r: inout ByteReader) throws -> ContextState {
+        var c = ContextState(uid: try r.u32(), pid: try r.i32())
+        c.invalidation = try r.optional { try named(InvalidationReason.init(rawValue:), try $0.string()) }
+        c.biometry = try raw(BiometryType.init(rawValue:), try r.int())
+        c.domainState = try r.string()
+        c.fallbackTitle = try r.optional { try $0.string() }
+        c.cancelTitle = try r.optional { try $0.string() }
+        c.reuseDuration = try r.svarint()
+        c.interactionNotAllowed = try r.bool()
+        c.localizedReason = try r.optional { try $0.string() }
+        c.succeededBiometric = try r.bool()
+        c.succeededPasscode = try r.bool()
+        c.lastEvaluation = try r.u32()
+        c.evaluation = try r.optional { r in
+            var e = Evaluation(id: try r.u32(), policy: try raw(Policy.init(rawValue:), try r.int()), reason: try r.string())
+            switch try r.u8() {
+            case 0: e.phase = .starting
+            case 1: e.phase = .biometric(try decodePrompt(&r))
+            case 2: e.phase = .passcode(try decodePrompt(&r))
+            case 3: e.phase = .verifyingPasscode
+            case let other: throw DecodeError("unknown evaluation phase \(other)")
+            }
+            e.promptedAt = try r.svarint()
+            e.biometricFailures = try r.int(in: 0...Int(Int32.max))
+            return e
+        }
+        return c
+    }
+
+    private static func encodePrompt(_ p: Prompt, into w: inout ByteWriter) {
+        w.string(p.kind.rawValue); w.int(p.attempt); w.bool(p.fallbackOffered); w.int(p.attemptsLeft)
+        w.optional(p.message) { $0.string($1) }
+    }
+
+    private static func decodePrompt(_ r: inout ByteReader) throws -> Prompt {
+        Prompt(kind: try named(Prompt.Kind.init(rawValue:), try r.string()), attempt: try r.int(),
+               fallbackOffered: try r.bool(), attemptsLeft: try r.int(), message: try r.optional { try $0.string() })
+    }
+}

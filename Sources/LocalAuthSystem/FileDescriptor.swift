@@ -1,0 +1,165 @@
+// FileDescriptor: a bare Int32 with one method per file call. It does not own
+// the descriptor (no deinit); whoever opens it closes it, as in swift-system.
+// Every open is O_CLOEXEC so descriptors never leak into helper processes.
+// write, pwrite, fdatasync and fsync consult FaultInjection first.
+import Glibc
+
+public struct FileDescriptor: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: Int32
+
+    public init(rawValue: Int32) { self.rawValue = rawValue }
+
+    public static let standardInput = FileDescriptor(rawValue: 0)
+    public static let standardOutput = FileDescriptor(rawValue: 1)
+    public static let standardError = FileDescriptor(rawValue: 2)
+
+    public var description: String { "fd \(rawValue)" }
+
+    public enum AccessMode: Sendable {
+        case readOnly, writeOnly, readWrite
+
+        var flags: Int32 {
+            switch self {
+            case .readOnly: O_RDONLY
+            case .writeOnly: O_WRONLY
+            case .readWrite: O_RDWR
+            }
+        }
+    }
+
+    public struct OpenOptions: OptionSet, Sendable {
+        public let rawValue: Int32
+        public init(rawValue: Int32) { self.rawValue = rawValue }
+
+        public static let create = OpenOptions(rawValue: O_CREAT)
+        public static let exclusiveCreate = OpenOptions(rawValue: O_EXCL)
+        public static let truncate = OpenOptions(rawValue: O_TRUNC)
+        public static let append = OpenOptions(rawValue: O_APPEND)
+        public static let directory = OpenOptions(rawValue: O_DIRECTORY)
+        public static let noFollow = OpenOptions(rawValue: O_NOFOLLOW)
+    }
+
+    /// open(2) with O_CLOEXEC; `permissions` applies when the file is created
+    /// (less the umask).
+    public static func open(
+        _ path: String, _ access: AccessMode, options: OpenOptions = [], permissions: mode_t = 0o600
+    ) throws(SystemError) -> FileDescriptor {
+        let flags = access.flags | options.rawValue | O_CLOEXEC
+        let fd = try retryOnInterrupt("open", path: path) { Glibc.open(path, flags, permissions) }
+        return FileDescriptor(rawValue: fd)
+    }
+
+    /// close(2). Not retried on EINTR: Linux has released the descriptor by then.
+    public func close() throws(SystemError) {
+        if Glibc.close(rawValue) == -1, errno != EINTR { throw .current("close") }
+    }
+
+    // MARK: Reading
+
+    /// read(2): bytes read, 0 at end of file.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int {
+        try retryOnInterrupt("read") { Glibc.read(rawValue, buffer.baseAddress, buffer.count) }
+    }
+
+    /// pread(2) at `offset`: bytes read, 0 at end of file.
+    public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(SystemError) -> Int {
+        try retryOnInterrupt("pread") { Glibc.pread(rawValue, buffer.baseAddress, buffer.count, off_t(offset)) }
+    }
+
+    // MARK: Writing
+
+    /// write(2): bytes written, possibly fewer than `buffer.count`.
+    public func write(_ buffer: UnsafeRawBufferPointer) throws(SystemError) -> Int {
+        if let code = FaultInjection.injectedError(.write) { throw SystemError(call: "write", errno: code) }
+        return try retryOnInterrupt("write") { Glibc.write(rawValue, buffer.baseAddress, buffer.count) }
+    }
+
+    /// pwrite(2) at `offset`: bytes written, possibly fewer than `buffer.count`.
+    public func write(_ buffer: UnsafeRawBufferPointer, at offset: Int64) throws(SystemError) -> Int {
+        if let code = FaultInjection.injectedError(.pwrite) { throw SystemError(call: "pwrite", errno: code) }
+        return try retryOnInterrupt("pwrite") {
+            Glibc.pwrite(rawValue, buffer.baseAddress, buffer.count, off_t(offset))
+        }
+    }
+
+    /// Writes all of `buffer`, continuing after short writes (blocking files).
+    public func writeAll(_ buffer: UnsafeRawBufferPointer) throws(SystemError) {
+        var done = 0
+        while done < buffer.count {
+            done += try write(UnsafeRawBufferPointer(rebasing: buffer[done...]))
+        }
+    }
+
+    public func writeAll(_ bytes: [UInt8]) throws(SystemError) {
+        var failure: SystemError?
+        bytes.withUnsafeBytes { buffer in
+            do throws(SystemError) { try writeAll(buffer) } catch { failure = error }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Writes all of `buffer` at `offset`, continuing after short writes.
+    public func writeAll(_ buffer: UnsafeRawBufferPointer, at offset: Int64) throws(SystemError) {
+        var done = 0
+        while done < buffer.count {
+            done += try write(UnsafeRawBufferPointer(rebasing: buffer[done...]), at: offset + Int64(done))
+        }
+    }
+
+    public func writeAll(_ bytes: [UInt8], at offset: Int64) throws(SystemError) {
+        var failure: SystemError?
+        bytes.withUnsafeBytes { buffer in
+            do throws(SystemError) { try writeAll(buffer, at: offset) } catch { failure = error }
+        }
+        if let failure { throw failure }
+    }
+
+    // MARK: Durability and size
+
+    /// fdatasync(2): the data (and the size) reach the disk.
+    public func fdatasync() throws(SystemError) {
+        if let code = FaultInjection.injectedError(.fdatasync) { throw SystemError(call: "fdatasync", errno: code) }
+        _ = try retryOnInterrupt("fdatasync") { Glibc.fdatasync(rawValue) }
+    }
+
+    /// fsync(2): data and metadata reach the disk.
+    public func fsync() throws(SystemError) {
+        if let code = FaultInjection.injectedError(.fsync) { throw SystemError(call: "fsync", errno: code) }
+        _ = try retryOnInterrupt("fsync") { Glibc.fsync(rawValue) }
+    }
+
+    /// ftruncate(2).
+    public func truncate(to size: Int64) throws(SystemError) {
+        _ = try retryOnInterrupt("ftruncate") { Glibc.ftruncate(rawValue, off_t(size)) }
+    }
+
+    /// st_size from fstat(2).
+    public func size() throws(SystemError) -> Int64 {
+        var info = stat()
+        _ = try retryOnInterrupt("fstat") { Glibc.fstat(rawValue, &info) }
+        return Int64(info.st_size)
+    }
+
+    public enum SeekOrigin: Sendable {
+        case start, current, end
+
+        var whence: Int32 {
+            switch self {
+            case .start: SEEK_SET
+            case .current: SEEK_CUR
+            case .end: SEEK_END
+            }
+        }
+    }
+
+    /// lseek(2): the new offset.
+    @discardableResult
+    public func seek(to offset: Int64, from origin: SeekOrigin = .start) throws(SystemError) -> Int64 {
+        Int64(try retryOnInterrupt("lseek") { Glibc.lseek(rawValue, off_t(offset), origin.whence) })
+    }
+
+    /// fchmod(2).
+    public func chmod(_ mode: mode_t) throws(SystemError) {
+        _ = try retryOnInterrupt("fchmod") { Glibc.fchmod(rawValue, mode) }
+    }
+}

@@ -1,0 +1,130 @@
+// UnixSocket: the daemon's AF_UNIX SOCK_STREAM endpoints. The listener and
+// accepted connections are non-blocking (they live on the epoll loop);
+// `connect` is blocking, for clients and tests. Send uses MSG_NOSIGNAL so a
+// vanished peer is an EPIPE error, not a SIGPIPE that kills the daemon.
+import CLocalAuthShim
+import Glibc
+
+public enum UnixSocket {
+    /// A non-blocking listening socket bound at `path`. A stale socket file
+    /// left by an earlier run is removed; any other file there is an error
+    /// (EEXIST), never deleted.
+    public static func listen(path: String, mode: mode_t = 0o666, backlog: Int32 = 128) throws(SystemError) -> FileDescriptor {
+        var info = stat()
+        if lstat(path, &info) == 0 {
+            guard info.st_mode & S_IFMT == S_IFSOCK else { throw SystemError(call: "bind", errno: EEXIST, path: path) }
+            try File.unlink(path)
+        }
+        let fd = try socket(nonBlocking: true)
+        do throws(SystemError) {
+            var address = try address(path)
+            let rc = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd.rawValue, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
+            }
+            if rc != 0 { throw SystemError.current("bind", path: path) }
+            // Between bind and chmod the socket has the umask's mode; the
+            // daemon's runtime directory (or systemd's socket unit) is what
+            // keeps strangers out in that window.
+            try File.chmod(path, mode)
+            _ = try retryOnInterrupt("listen", path: path) { Glibc.listen(fd.rawValue, backlog) }
+            return fd
+        } catch {
+            try? fd.close()
+            throw error
+        }
+    }
+
+    /// A new connection, non-blocking and close-on-exec, or nil when none is waiting.
+    public static func accept(_ listener: FileDescriptor) throws(SystemError) -> FileDescriptor? {
+        let fd = try retryOnInterruptUnlessWouldBlock("accept4") {
+            la_accept4(listener.rawValue, LA_SOCK_NONBLOCK | LA_SOCK_CLOEXEC)
+        }
+        return fd.map(FileDescriptor.init(rawValue:))
+    }
+
+    /// A blocking connection to the socket at `path`.
+    public static func connect(path: String) throws(SystemError) -> FileDescriptor {
+        let fd = try socket(nonBlocking: false)
+        do throws(SystemError) {
+            var address = try address(path)
+            var interrupted = false
+            while true {
+                let rc = withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        Glibc.connect(fd.rawValue, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                    }
+                }
+                if rc == 0 { break }
+                // An interrupted connect goes on in the kernel; asking again
+                // then reports EISCONN once it has completed.
+                if errno == EINTR || (interrupted && errno == EALREADY) {
+                    interrupted = true
+                    continue
+                }
+                if interrupted && errno == EISCONN { break }
+                throw SystemError.current("connect", path: path)
+            }
+            return fd
+        } catch {
+            try? fd.close()
+            throw error
+        }
+    }
+
+    /// socketpair(2): two connected, blocking, close-on-exec stream sockets.
+    public static func pair() throws(SystemError) -> (FileDescriptor, FileDescriptor) {
+        var fds: [Int32] = [-1, -1]
+        _ = try retryOnInterrupt("socketpair") {
+            socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | LA_SOCK_CLOEXEC, 0, &fds)
+        }
+        return (FileDescriptor(rawValue: fds[0]), FileDescriptor(rawValue: fds[1]))
+    }
+
+    private static func socket(nonBlocking: Bool) throws(SystemError) -> FileDescriptor {
+        let type = Int32(SOCK_STREAM.rawValue) | LA_SOCK_CLOEXEC | (nonBlocking ? LA_SOCK_NONBLOCK : 0)
+        return FileDescriptor(rawValue: try retryOnInterrupt("socket") { Glibc.socket(AF_UNIX, type, 0) })
+    }
+
+    private static func address(_ path: String) throws(SystemError) -> sockaddr_un {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard !bytes.isEmpty, bytes.count < capacity else {
+            throw SystemError(call: "bind", errno: ENAMETOOLONG, path: path)
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
+        return address
+    }
+}
+
+extension FileDescriptor {
+    /// Sets or clears O_NONBLOCK.
+    public func setNonBlocking(_ nonBlocking: Bool = true) throws(SystemError) {
+        let flags = try retryOnInterrupt("fcntl") { fcntl(rawValue, F_GETFL) }
+        let wanted = nonBlocking ? flags | O_NONBLOCK : flags & ~O_NONBLOCK
+        if wanted != flags { _ = try retryOnInterrupt("fcntl") { fcntl(rawValue, F_SETFL, wanted) } }
+    }
+
+    /// send(2) with MSG_NOSIGNAL: bytes sent, or nil when the socket would block.
+    public func send(_ buffer: UnsafeRawBufferPointer) throws(SystemError) -> Int? {
+        try retryOnInterruptUnlessWouldBlock("send") {
+            Glibc.send(rawValue, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL))
+        }
+    }
+
+    public func send(_ bytes: [UInt8]) throws(SystemError) -> Int? {
+        var result: Result<Int?, SystemError> = .success(nil)
+        bytes.withUnsafeBytes { buffer in
+            do throws(SystemError) { result = .success(try send(buffer)) } catch { result = .failure(error) }
+        }
+        return try result.get()
+    }
+
+    /// recv(2): bytes received, 0 at end of stream, nil when it would block.
+    public func receive(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int? {
+        try retryOnInterruptUnlessWouldBlock("recv") { recv(rawValue, buffer.baseAddress, buffer.count, 0) }
+    }
+}

@@ -1,0 +1,141 @@
+// Every event kind and a populated state survive their binary encoding, and
+// damaged payloads are refused with DecodeError instead of trapping.
+import XCTest
+@testable import LocalAuthCore
+
+final class CodecRoundTripTests: XCTestCase {
+    static let ctx = ContextID(hex: "8c1f0a6e2b7d4e59a0c3f1d2e4b5a697")!
+
+    /// One sample per kind; `allKindsCovered` fails when a kind is added
+    /// without a sample here.
+    static let samples: [EventBody] = [
+        .daemonStarted(version: "0.1.0", bootID: "b0075eed", pid: 42),
+        .daemonStopped,
+        .contextCreated(uid: 1000, ctx: ctx, pid: 77),
+        .contextPropertySet(uid: 1000, ctx: ctx, property: .fallbackTitle("")),
+        .contextPropertySet(uid: 1000, ctx: ctx, property: .reuseDuration(300)),
+        .contextPropertySet(uid: 1000, ctx: ctx, property: .interactionNotAllowed(true)),
+        .contextInvalidated(uid: 1000, ctx: ctx, reason: .restart),
+        .policyChecked(uid: 1000, ctx: ctx, policy: .owner, biometry: .faceID, result: nil, reason: nil),
+        .policyChecked(uid: 1000, ctx: ctx, policy: .biometrics, biometry: .opticID, result: .notInteractive, reason: "passcode-required"),
+        .evaluationStarted(uid: 1000, ctx: ctx, eval: 3, policy: .biometricsOrCompanion, reason: "unlock \"notes\" ✓"),
+        .promptShown(uid: 1000, ctx: ctx, eval: 3, prompt: Prompt(kind: .biometric, attempt: 2, fallbackOffered: true, message: "Try again.")),
+        .promptShown(uid: 1000, ctx: ctx, eval: 3, prompt: Prompt(kind: .passcode, attemptsLeft: 6)),
+        .biometricMatched(uid: 1000, ctx: ctx, eval: 3),
+        .biometricFailed(uid: 4_000_000_000, ctx: ctx, eval: UInt32.max),
+        .biometricRetry(uid: 1000, ctx: ctx, eval: 3, message: "Finger moved too quickly"),
+        .fallbackChosen(uid: 1000, ctx: ctx, eval: 3),
+        .passcodeAccepted(uid: 1000, ctx: nil, eval: nil),
+        .passcodeAccepted(uid: 1000, ctx: ctx, eval: 9),
+        .passcodeRejected(uid: 1000, ctx: ctx, eval: 9, counted: false),
+        .evaluationSucceeded(uid: 1000, ctx: ctx, eval: 9, method: .reuse),
+        .evaluationFailed(uid: 1000, ctx: ctx, eval: 9, failure: Failure(.authenticationFailed, message: "Passcode entry is disabled.", retryAfter: 60)),
+        .evaluationFailed(uid: 1000, ctx: ctx, eval: 9, failure: Failure(.systemCancel, reason: "timeout", adminLocked: true)),
+        .enrollmentChanged(uid: 1000, templates: ["left-thumb", "right-index"], by: 0, domainState: String(repeating: "ab", count: 16)),
+        .passcodeChanged(uid: 1000, set: true, by: 1000),
+        .deviceUnlocked(uid: 1000, by: 0),
+        .userReset(uid: 1000, by: 0),
+        .logRepaired(firstLostSeq: 123_456_789, by: 0),
+        .rulesApplied(.default),
+        .rulesApplied(Rules(biometryType: .faceID, attemptsPerEvaluationOverride: 4, lockoutThreshold: 3, promptTimeout: 5,
+                            passcodeRequiredAfter: -1, passcodeRequiredAfterBoot: true, delayAfterFailures: 2,
+                            backoff: [1, 2], maxPasscodeFailures: 10)),
+        .biometricDisconnected(uid: 1000, ctx: ctx, eval: 3),
+        .passcodeSubmitted(uid: 1000, ctx: ctx, eval: 3),
+        .contextReleased(uid: 1000, ctx: ctx),
+    ]
+
+    func testEveryEventKindRoundTrips() throws {
+        for body in Self.samples {
+            let bytes = EventCodec.encode(body)
+            let decoded = try EventCodec.decode(kind: body.kind.rawValue, payload: bytes)
+            XCTAssertEqual(decoded, body)
+        }
+    }
+
+    func testAllKindsCovered() {
+        let covered = Set(Self.samples.map(\.kind))
+        XCTAssertEqual(covered, Set(EventKind.allCases))
+    }
+
+    func testEveryKindHasOneStableName() {
+        let names = EventKind.allCases.map(\.name)
+        XCTAssertEqual(Set(names).count, names.count)
+        for kind in EventKind.allCases { XCTAssertEqual(EventKind(name: kind.name), kind) }
+        XCTAssertEqual(EventKind.biometricFailed.name, "biometric-failed")
+        XCTAssertEqual(EventKind.logRepaired.name, "log-repaired")
+    }
+
+    func testTruncatedOrExtendedPayloadsAreRefused() {
+        for body in Self.samples {
+            let bytes = EventCodec.encode(body)
+            for cut in 0..<bytes.count {
+                XCTAssertThrowsError(try EventCodec.decode(kind: body.kind.rawValue, payload: Array(bytes[0..<cut])))
+            }
+            XCTAssertThrowsError(try EventCodec.decode(kind: body.kind.rawValue, payload: bytes + [0]))
+        }
+    }
+
+    func testFlippedBitsNeverTrap() {
+        for body in Self.samples {
+            let bytes = EventCodec.encode(body)
+            for index in bytes.indices {
+                for bit in 0..<8 {
+                    var damaged = bytes
+                    damaged[index] ^= UInt8(1 << bit)
+                    _ = try? EventCodec.decode(kind: body.kind.rawValue, payload: damaged)
+                }
+            }
+        }
+    }
+
+    func testUnknownKindIsRefused() {
+        XCTAssertThrowsError(try EventCodec.decode(kind: 999, payload: [1]))
+    }
+
+    func testStateRoundTrips() throws {
+        var state = AuthState()
+        var time: Int64 = 1_700_000_000_000_000
+        for body in Self.samples where body != .daemonStopped {
+            time += 1
+            state.apply(Event(time: time, body))
+        }
+        // A context with a running evaluation at a prompt.
+        let other = ContextID(high: 1, low: 2)
+        state.apply(Event(time: time + 1, .contextCreated(uid: 7, ctx: other, pid: 1)))
+        state.apply(Event(time: time + 2, .evaluationStarted(uid: 7, ctx: other, eval: 1, policy: .owner, reason: "r")))
+        state.apply(Event(time: time + 3, .promptShown(uid: 7, ctx: other, eval: 1, prompt: Prompt(kind: .passcode, attemptsLeft: 3))))
+        let bytes = StateCodec.encode(state)
+        XCTAssertEqual(try StateCodec.decode(bytes), state)
+        XCTAssertEqual(StateCodec.encode(try StateCodec.decode(bytes)), bytes, "encoding is deterministic")
+        for cut in stride(from: 0, to: bytes.count, by: 3) {
+            XCTAssertThrowsError(try StateCodec.decode(Array(bytes[0..<cut])))
+        }
+    }
+
+    func testContextIDHexRoundTrip() {
+        let id = Self.ctx
+        XCTAssertEqual(id.hex, "8c1f0a6e2b7d4e59a0c3f1d2e4b5a697")
+        XCTAssertEqual(ContextID(bytes: id.bytes), id)
+        XCTAssertEqual(ContextID(hex: "8C1F0A6E2B7D4E59A0C3F1D2E4B5A697"), id)
+        XCTAssertNil(ContextID(hex: "8c1f"))
+        XCTAssertNil(ContextID(hex: "zz1f0a6e2b7d4e59a0c3f1d2e4b5a697"))
+    }
+
+    func testConstantsHaveApplesRawValuesAndModernWireNames() {
+        XCTAssertEqual(Policy.allCases.map(\.rawValue), [1, 2, 3, 4, 5])
+        XCTAssertEqual(BiometryType.allCases.map(\.rawValue), [0, 1, 2, 4])
+        XCTAssertEqual(LAErrorCode.allCases.map(\.rawValue), [-1, -2, -3, -4, -5, -6, -7, -8, -9, -10, -11, -12, -13, -14, -1004])
+        XCTAssertEqual(LAErrorCode.touchIDLockout.wireName, "biometryLockout")
+        XCTAssertEqual(LAErrorCode.touchIDNotEnrolled, .biometryNotEnrolled)
+        XCTAssertEqual(LAErrorCode.watchNotAvailable.rawValue, -11)
+        for code in LAErrorCode.allCases { XCTAssertEqual(LAErrorCode(wireName: code.wireName), code) }
+        for policy in Policy.allCases {
+            XCTAssertEqual(Policy(wireName: policy.wireName), policy)
+            XCTAssertEqual(Policy(wireName: String(policy.rawValue)), policy)
+        }
+        XCTAssertEqual(Policy(wireName: "deviceOwnerAuthenticationWithBiometrics"), .biometrics)
+        XCTAssertEqual(Policy(wireName: "deviceOwnerAuthentication"), .owner)
+        for type in BiometryType.allCases { XCTAssertEqual(BiometryType(wireName: type.wireName), type) }
+    }
+}

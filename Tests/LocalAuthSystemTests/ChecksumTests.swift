@@ -1,0 +1,70 @@
+import LocalAuthSystem
+import XCTest
+
+final class CRC32CTests: XCTestCase {
+    func testKnownVectors() {
+        XCTAssertEqual(CRC32C.checksum(Array("123456789".utf8)), 0xE306_9283)
+        XCTAssertEqual(CRC32C.checksum([]), 0)
+        // RFC 3720 (iSCSI) B.4: 32 bytes of zeros, of 0xFF, and ascending.
+        XCTAssertEqual(CRC32C.checksum([UInt8](repeating: 0, count: 32)), 0x8A91_36AA)
+        XCTAssertEqual(CRC32C.checksum([UInt8](repeating: 0xFF, count: 32)), 0x62A8_AB43)
+        XCTAssertEqual(CRC32C.checksum((0..<32).map { UInt8($0) }), 0x46DD_794E)
+    }
+
+    func testSeedContinuesTheChecksum() {
+        let bytes = Array("123456789".utf8)
+        let first = CRC32C.checksum(Array(bytes[..<4]))
+        XCTAssertEqual(CRC32C.checksum(Array(bytes[4...]), seed: first), 0xE306_9283)
+    }
+
+    func testHardwareAndTablePathsAgree() {
+        var generator = SplitMix(seed: 42)
+        let buffer = (0..<4200).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        buffer.withUnsafeBytes { raw in
+            for offset in 0..<9 {
+                for length in [0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 63, 64, 100, 255, 1000, 4096] {
+                    let slice = UnsafeRawBufferPointer(rebasing: raw[offset..<(offset + length)])
+                    let seed = UInt32(truncatingIfNeeded: length &* 2_654_435_761)
+                    XCTAssertEqual(CRC32C.checksum(slice, seed: seed), CRC32C.tableChecksum(slice, seed: seed),
+                                   "offset \(offset) length \(length)")
+                }
+            }
+        }
+        XCTAssertEqual(CRC32C.tableChecksum(UnsafeRawBufferPointer(start: nil, count: 0)), 0)
+    }
+}
+
+final class SHA256Tests: XCTestCase {
+    func testKnownVectors() {
+        XCTAssertEqual(Hex.encode(SHA256.hash(Array("abc".utf8))),
+                       "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        XCTAssertEqual(Hex.encode(SHA256.hash([])),
+                       "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        XCTAssertEqual(Hex.encode(SHA256.hash([UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000))),
+                       "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+    }
+
+    func testHasherMatchesOneShotAndIsReusable() {
+        let hasher = SHA256.Hasher()
+        let chunk = [UInt8](repeating: UInt8(ascii: "a"), count: 1000)
+        for _ in 0..<1000 { hasher.update(chunk) }
+        XCTAssertEqual(Hex.encode(hasher.finalize()),
+                       "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+        hasher.update(Array("ab".utf8))
+        hasher.update(Array("c".utf8))
+        XCTAssertEqual(hasher.finalize(), SHA256.hash(Array("abc".utf8)))
+    }
+}
+
+/// A seeded generator, so a failing case can be replayed.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
