@@ -1,0 +1,223 @@
+// Reads localauthd.conf and its drop-ins (already read by the caller) into a
+// DaemonConfiguration. The syntax is systemd's INI:
+//
+//   - `[Section]`, `Key=value`, blank lines, comment lines starting with `#`
+//     or `;`; whitespace around keys and values is trimmed; sections and
+//     keys are case-sensitive.
+//   - Unlike systemd, an inline comment is accepted: whitespace then `#`
+//     ends the value (`IdleLineTimeoutSec=10   # ...`), because PROTOCOL.md's
+//     own sample file writes them. A `#` not preceded by whitespace is part
+//     of the value.
+//   - A later assignment wins, within a file and across files; a list
+//     (BackoffSec=) is replaced, not appended to.
+//   - An empty value resets the key to its default, as in systemd. For
+//     AdminGroup= and AttemptsPerEvaluation= the empty value is also the
+//     meaning the spec gives it (no admin group; attempts by type).
+//   - No line continuations (trailing `\`); a UTF-8 BOM is skipped.
+//
+// The first problem stops the parse with a ConfigurationError naming the file
+// and the line.
+
+import LocalAuthCore
+
+public enum ConfigurationParser {
+    public static let mainFile = "/etc/localauthd/localauthd.conf"
+    public static let dropInDirectory = "/etc/localauthd/localauthd.conf.d"
+
+    /// The sections and their keys, in the order of PROTOCOL.md.
+    public static let knownKeys: [(section: String, keys: [String])] = [
+        ("Daemon", ["Socket", "StateDirectory", "AdminGroup", "MaxConnections", "MaxConnectionsPerUser",
+                    "MaxContextsPerConnection", "MaxPendingBytes", "IdleLineTimeoutSec"]),
+        ("Biometry", ["Type", "Backend", "AttemptsPerEvaluation", "LockoutThreshold", "PromptTimeoutSec",
+                      "PasscodeRequiredAfterSec", "PasscodeRequiredAfterBoot"]),
+        ("Passcode", ["Backend", "DelayAfterFailures", "BackoffSec", "MaxPasscodeFailures"]),
+        ("Log", ["SegmentSize", "SnapshotEvery"]),
+    ]
+
+    /// The drop-in names to read, in order: only `*.conf` (not hidden files),
+    /// sorted by their UTF-8 bytes, as systemd does.
+    public static func dropInOrder(_ names: [String]) -> [String] {
+        names
+            .filter { $0.hasSuffix(".conf") && !$0.hasPrefix(".") }
+            .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+
+    /// Applies the files in order (later files win) on top of `base`.
+    public static func parse(
+        _ files: [(fileName: String, contents: String)], base: DaemonConfiguration = .default
+    ) throws(ConfigurationError) -> DaemonConfiguration {
+        var configuration = base
+        for file in files {
+            try apply(file.contents, fileName: file.fileName, to: &configuration)
+        }
+        return configuration
+    }
+
+    /// Applies one file's text.
+    public static func apply(
+        _ contents: String, fileName: String, to configuration: inout DaemonConfiguration
+    ) throws(ConfigurationError) {
+        var section: String? = nil
+        var lineNumber = 0
+        var bytes = Substring(contents).utf8[...]
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
+        for rawLine in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+            lineNumber += 1
+            func fail(_ problem: ConfigurationError.Problem) -> ConfigurationError {
+                ConfigurationError(fileName: fileName, line: lineNumber, problem: problem)
+            }
+            let line = trimmed(withoutInlineComment(rawLine))
+            guard let first = line.first, first != UInt8(ascii: "#"), first != UInt8(ascii: ";") else { continue }
+            let text = String(decoding: line, as: UTF8.self)
+
+            if first == UInt8(ascii: "[") {
+                guard line.count > 2, line.last == UInt8(ascii: "]") else { throw fail(.malformedLine(text)) }
+                let name = String(text.dropFirst().dropLast())
+                guard knownKeys.contains(where: { $0.section == name }) else {
+                    throw fail(.unknownSection(name, known: knownKeys.map(\.section)))
+                }
+                section = name
+                continue
+            }
+            guard let equals = line.firstIndex(of: UInt8(ascii: "=")) else { throw fail(.malformedLine(text)) }
+            let key = String(decoding: trimmed(line[..<equals]), as: UTF8.self)
+            let value = String(decoding: trimmed(line[line.index(after: equals)...]), as: UTF8.self)
+            guard !key.isEmpty else { throw fail(.malformedLine(text)) }
+            guard let section else { throw fail(.keyOutsideSection(key: key)) }
+            let isKnown: Bool
+            do throws(ValueError) {
+                isKnown = try assign(section: section, key: key, value: value, to: &configuration)
+            } catch {
+                throw fail(.badValue(section: section, key: key, value: value, expected: error.expected))
+            }
+            guard isKnown else {
+                let known = knownKeys.first { $0.section == section }?.keys ?? []
+                throw fail(.unknownKey(section: section, key: key, known: known))
+            }
+        }
+    }
+
+    /// Sets one key; false when the key is unknown in the section.
+    static func assign(
+        section: String, key: String, value: String, to configuration: inout DaemonConfiguration
+    ) throws(ValueError) -> Bool {
+        // An empty value restores the default (see the file comment).
+        func set<T>(
+            _ field: WritableKeyPath<DaemonConfiguration, T>, _ parse: (String) throws(ValueError) -> T
+        ) throws(ValueError) {
+            configuration[keyPath: field] =
+                value.isEmpty ? DaemonConfiguration.default[keyPath: field] : try parse(value)
+        }
+        typealias V = ConfigurationValue
+        let positive = 1...Int(Int32.max)
+        let sizes = 8192...Int.max
+
+        switch (section, key) {
+        case ("Daemon", "Socket"): try set(\.daemon.socket, V.absolutePath)
+        case ("Daemon", "StateDirectory"): try set(\.daemon.stateDirectory, V.absolutePath)
+        case ("Daemon", "AdminGroup"): try set(\.daemon.adminGroup, groupName)
+        case ("Daemon", "MaxConnections"): try set(\.daemon.maxConnections) { v throws(ValueError) in try V.integer(v, in: positive) }
+        case ("Daemon", "MaxConnectionsPerUser"): try set(\.daemon.maxConnectionsPerUser) { v throws(ValueError) in try V.integer(v, in: positive) }
+        case ("Daemon", "MaxContextsPerConnection"): try set(\.daemon.maxContextsPerConnection) { v throws(ValueError) in try V.integer(v, in: positive) }
+        case ("Daemon", "MaxPendingBytes"): try set(\.daemon.maxPendingBytes) { v throws(ValueError) in try size(v, in: sizes) }
+        case ("Daemon", "IdleLineTimeoutSec"): try set(\.daemon.idleLineTimeout, positiveTimeSpan)
+
+        case ("Biometry", "Type"): try set(\.biometry.type, biometryType)
+        case ("Biometry", "Backend"): try set(\.biometry.backend) { v throws(ValueError) in try named(v, BiometryBackend.self) }
+        case ("Biometry", "AttemptsPerEvaluation"): try set(\.biometry.attemptsPerEvaluation) { v throws(ValueError) in try V.integer(v, in: 1...1000) }
+        case ("Biometry", "LockoutThreshold"): try set(\.biometry.lockoutThreshold) { v throws(ValueError) in try V.integer(v, in: 1...1000) }
+        case ("Biometry", "PromptTimeoutSec"): try set(\.biometry.promptTimeout, positiveTimeSpan)
+        case ("Biometry", "PasscodeRequiredAfterSec"): try set(\.biometry.passcodeRequiredAfter, V.timeSpan)
+        case ("Biometry", "PasscodeRequiredAfterBoot"): try set(\.biometry.passcodeRequiredAfterBoot, V.boolean)
+
+        case ("Passcode", "Backend"): try set(\.passcode.backend) { v throws(ValueError) in try named(v, PasscodeBackend.self) }
+        case ("Passcode", "DelayAfterFailures"): try set(\.passcode.delayAfterFailures) { v throws(ValueError) in try V.integer(v, in: 1...1000) }
+        case ("Passcode", "BackoffSec"): try set(\.passcode.backoff, backoffList)
+        case ("Passcode", "MaxPasscodeFailures"): try set(\.passcode.maxPasscodeFailures) { v throws(ValueError) in try V.integer(v, in: 0...1000) }
+
+        case ("Log", "SegmentSize"): try set(\.log.segmentSize) { v throws(ValueError) in try size(v, in: 4096...Int.max) }
+        case ("Log", "SnapshotEvery"): try set(\.log.snapshotEvery) { v throws(ValueError) in try V.integer(v, in: positive) }
+
+        default: return false
+        }
+        return true
+    }
+
+    // MARK: Values particular to one key.
+
+    private static func positiveTimeSpan(_ text: String) throws(ValueError) -> Int64 {
+        let span = try ConfigurationValue.timeSpan(text)
+        guard span > 0 else { throw ValueError(expected: "a time span greater than 0, such as 10 or 1min") }
+        return span
+    }
+
+    private static func backoffList(_ text: String) throws(ValueError) -> [Int64] {
+        // Each word is one span, so a span with units is written without spaces (`1min30s`).
+        var spans: [Int64] = []
+        for word in ConfigurationValue.list(text) {
+            do throws(ValueError) {
+                spans.append(try positiveTimeSpan(word))
+            } catch {
+                throw ValueError(expected: "a list of time spans greater than 0, separated by spaces, such as 60 300 15min 1h")
+            }
+        }
+        return spans
+    }
+
+    private static func size(_ text: String, in range: ClosedRange<Int>) throws(ValueError) -> Int {
+        let size = try ConfigurationValue.size(text)
+        guard range.contains(size) else {
+            throw ValueError(expected: "a size of at least \(range.lowerBound) bytes, such as 64K or 1M")
+        }
+        return size
+    }
+
+    private static func biometryType(_ text: String) throws(ValueError) -> BiometryType {
+        guard let type = BiometryType(wireName: text) else {
+            throw ValueError(expected: "one of " + BiometryType.allCases.map(\.wireName).joined(separator: ", "))
+        }
+        return type
+    }
+
+    private static func named<T: RawRepresentable & CaseIterable>(
+        _ text: String, _ type: T.Type
+    ) throws(ValueError) -> T where T.RawValue == String {
+        guard let value = T(rawValue: text) else {
+            throw ValueError(expected: "one of " + T.allCases.map(\.rawValue).joined(separator: ", "))
+        }
+        return value
+    }
+
+    private static func groupName(_ text: String) throws(ValueError) -> String? {
+        guard !text.utf8.contains(where: { $0 == 0x20 || $0 == 0x09 || $0 == 0 }) else {
+            throw ValueError(expected: "a group name or number, without spaces")
+        }
+        return text
+    }
+
+    // MARK: Lines.
+
+    private static func isBlank(_ b: UInt8) -> Bool {
+        b == 0x20 || b == 0x09 || b == 0x0D || b == 0x0B || b == 0x0C
+    }
+
+    private static func trimmed(_ line: Substring.UTF8View.SubSequence) -> Substring.UTF8View.SubSequence {
+        var line = line
+        while let first = line.first, isBlank(first) { line = line.dropFirst() }
+        while let last = line.last, isBlank(last) { line = line.dropLast() }
+        return line
+    }
+
+    /// Cuts an inline comment: whitespace, then `#`.
+    private static func withoutInlineComment(
+        _ line: Substring.UTF8View.SubSequence
+    ) -> Substring.UTF8View.SubSequence {
+        var previous: UInt8 = 0
+        for index in line.indices {
+            let b = line[index]
+            if b == UInt8(ascii: "#") && isBlank(previous) { return line[..<index] }
+            previous = b
+        }
+        return line
+    }
+}

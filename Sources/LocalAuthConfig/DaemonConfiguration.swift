@@ -1,0 +1,91 @@
+// The daemon's configuration: every key of PROTOCOL.md's sample file, with
+// its default. Fields are `var` so the daemon can apply command-line flags
+// after the files. Times are microseconds, as in LocalAuthCore.
+
+import LocalAuthCore
+
+/// `[Biometry] Backend=`: where sensor readings come from. New backends
+/// (fprintd) are new cases; the raw value is the configuration spelling.
+public enum BiometryBackend: String, Sendable, CaseIterable, Hashable {
+    /// Readings come from the admin `sensor` verb.
+    case simulated
+}
+
+/// `[Passcode] Backend=`.
+public enum PasscodeBackend: String, Sendable, CaseIterable, Hashable {
+    /// yescrypt hashes in the state directory.
+    case builtin
+}
+
+public struct DaemonConfiguration: Sendable, Equatable {
+    /// `[Daemon]`
+    public struct Daemon: Sendable, Equatable {
+        public var socket = "/run/localauthd/socket"
+        public var stateDirectory = "/var/lib/localauthd"
+        /// nil: no admin group (only root is admin).
+        public var adminGroup: String? = nil
+        public var maxConnections = 4096
+        public var maxConnectionsPerUser = 256
+        public var maxContextsPerConnection = 64
+        public var maxPendingBytes = 1 << 20
+        /// Microseconds a started line may take to finish.
+        public var idleLineTimeout: Int64 = 10 * Timestamp.second
+    }
+
+    /// `[Biometry]`
+    public struct Biometry: Sendable, Equatable {
+        public var type = BiometryType.touchID
+        public var backend = BiometryBackend.simulated
+        /// nil: by type (3 for touchID, 2 for faceID and opticID).
+        public var attemptsPerEvaluation: Int? = nil
+        public var lockoutThreshold = 5
+        /// Microseconds.
+        public var promptTimeout: Int64 = 60 * Timestamp.second
+        /// Microseconds; 0 = off.
+        public var passcodeRequiredAfter: Int64 = 0
+        public var passcodeRequiredAfterBoot = false
+    }
+
+    /// `[Passcode]`
+    public struct Passcode: Sendable, Equatable {
+        public var backend = PasscodeBackend.builtin
+        public var delayAfterFailures = 6
+        /// Microseconds each; the last one repeats.
+        public var backoff: [Int64] = [60, 300, 900, 3600].map { $0 * Timestamp.second }
+        /// 0 = no limit.
+        public var maxPasscodeFailures = 0
+    }
+
+    /// `[Log]`
+    public struct Log: Sendable, Equatable {
+        /// Bytes.
+        public var segmentSize = 64 << 20
+        /// Events between snapshots.
+        public var snapshotEvery = 100_000
+    }
+
+    public var daemon = Daemon()
+    public var biometry = Biometry()
+    public var passcode = Passcode()
+    public var log = Log()
+
+    public init() {}
+
+    /// PROTOCOL.md's defaults.
+    public static let `default` = DaemonConfiguration()
+
+    /// The values the core's rules are judged with.
+    public var rules: Rules {
+        Rules(
+            biometryType: biometry.type,
+            attemptsPerEvaluationOverride: biometry.attemptsPerEvaluation,
+            lockoutThreshold: biometry.lockoutThreshold,
+            promptTimeout: biometry.promptTimeout,
+            passcodeRequiredAfter: biometry.passcodeRequiredAfter,
+            passcodeRequiredAfterBoot: biometry.passcodeRequiredAfterBoot,
+            delayAfterFailures: passcode.delayAfterFailures,
+            backoff: passcode.backoff,
+            maxPasscodeFailures: passcode.maxPasscodeFailures
+        )
+    }
+}

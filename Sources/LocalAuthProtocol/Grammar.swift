@@ -1,0 +1,236 @@
+// The byte-level grammar shared by requests and responses (PROTOCOL.md,
+// "Framing"): character classes, UTF-8 validation, and the scanner for
+// `*(SP KEY "=" VALUE)`. Everything works on an UnsafeBufferPointer over the
+// line so the hot path does no generic dispatch and no copying; Strings are
+// made only for the tokens a message keeps.
+
+enum ASCII {
+    static let space = UInt8(ascii: " ")
+    static let quote = UInt8(ascii: "\"")
+    static let equals = UInt8(ascii: "=")
+    static let backslash = UInt8(ascii: "\\")
+    static let star = UInt8(ascii: "*")
+}
+
+enum Grammar {
+    /// The longest TAG, VERB or KEY.
+    static let maximumTokenLength = 32
+
+    /// TAG characters: `A-Z a-z 0-9 . _ -`.
+    @inline(__always)
+    static func isTagByte(_ b: UInt8) -> Bool {
+        switch b {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// VERB and KEY: `[a-z][a-z0-9-]*`.
+    @inline(__always)
+    static func isNameByte(_ b: UInt8, first: Bool) -> Bool {
+        switch b {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): return true
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"): return !first
+        default: return false
+        }
+    }
+
+    /// U+0000..U+001F and U+007F.
+    @inline(__always)
+    static func isControl(_ b: UInt8) -> Bool { b < 0x20 || b == 0x7F }
+
+    /// Bytes allowed in a bare VALUE: none of space, `"`, `=`, or a control.
+    @inline(__always)
+    static func isBareValueByte(_ b: UInt8) -> Bool {
+        !(isControl(b) || b == ASCII.space || b == ASCII.quote || b == ASCII.equals)
+    }
+
+    /// A TAG as a whole.
+    static func isValidTag(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard (1...maximumTokenLength).contains(bytes.count) else { return false }
+        for b in bytes where !isTagByte(b) { return false }
+        return true
+    }
+
+    /// A VERB or KEY as a whole.
+    static func isValidName(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard (1...maximumTokenLength).contains(bytes.count) else { return false }
+        for (i, b) in bytes.enumerated() where !isNameByte(b, first: i == 0) { return false }
+        return true
+    }
+
+    static func string(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
+        String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+    }
+}
+
+/// What the whole-line check found.
+enum TextCheck: Equatable {
+    case valid
+    case nul(at: Int)
+    case invalidUTF8(at: Int)
+}
+
+extension Grammar {
+    /// Checks that `bytes` are well-formed UTF-8 (Unicode 15, table 3-7: no
+    /// overlongs, no surrogates, nothing above U+10FFFF, no truncated
+    /// sequence) and hold no NUL. ASCII runs are skipped eight bytes at a time.
+    static func checkText(_ bytes: UnsafeBufferPointer<UInt8>) -> TextCheck {
+        let count = bytes.count
+        var i = 0
+        guard let base = bytes.baseAddress else { return .valid }
+        let raw = UnsafeRawPointer(base)
+        while i < count {
+            // Fast path: eight ASCII bytes, none of them NUL.
+            if i + 8 <= count {
+                let word = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                let highBits: UInt64 = 0x8080_8080_8080_8080
+                let lowBits: UInt64 = 0x0101_0101_0101_0101
+                let hasZeroByte = (word &- lowBits) & ~word & highBits
+                if word & highBits == 0 && hasZeroByte == 0 {
+                    i += 8
+                    continue
+                }
+            }
+            let b0 = bytes[i]
+            if b0 < 0x80 {
+                if b0 == 0 { return .nul(at: i) }
+                i += 1
+                continue
+            }
+            let length: Int
+            var low: UInt8 = 0x80
+            var high: UInt8 = 0xBF
+            switch b0 {
+            case 0xC2...0xDF: length = 2
+            case 0xE0: length = 3; low = 0xA0
+            case 0xE1...0xEC, 0xEE...0xEF: length = 3
+            case 0xED: length = 3; high = 0x9F
+            case 0xF0: length = 4; low = 0x90
+            case 0xF1...0xF3: length = 4
+            case 0xF4: length = 4; high = 0x8F
+            default: return .invalidUTF8(at: i)
+            }
+            guard i + length <= count else { return .invalidUTF8(at: i) }
+            let b1 = bytes[i + 1]
+            guard b1 >= low && b1 <= high else { return .invalidUTF8(at: i) }
+            for k in 2..<length where bytes[i + k] & 0xC0 != 0x80 { return .invalidUTF8(at: i) }
+            i += length
+        }
+        return .valid
+    }
+}
+
+/// Reads `*(SP KEY "=" VALUE)` from a line, after the part before it.
+struct ArgumentScanner {
+    let bytes: UnsafeBufferPointer<UInt8>
+    var index: Int
+
+    /// Parses arguments up to the end of the line. Errors: `bad-syntax` for
+    /// the grammar, `bad-argument` for a repeated key or too many arguments.
+    mutating func scanArguments() throws(ProtocolError) -> Arguments {
+        var arguments = Arguments()
+        while index < bytes.count {
+            guard bytes[index] == ASCII.space else {
+                throw ProtocolError(.badSyntax, "Expected a space at byte \(index + 1).")
+            }
+            index += 1
+            let keyStart = index
+            while index < bytes.count, bytes[index] != ASCII.equals, bytes[index] != ASCII.space {
+                index += 1
+            }
+            let keyRange = keyStart..<index
+            guard keyRange.count > 0 else {
+                throw ProtocolError(.badSyntax, "Expected KEY=VALUE at byte \(keyStart + 1).")
+            }
+            guard Grammar.isValidName(UnsafeBufferPointer(rebasing: bytes[keyRange])) else {
+                throw ProtocolError(
+                    .badSyntax, "Bad key at byte \(keyStart + 1): keys are [a-z][a-z0-9-]*, at most 32 characters.")
+            }
+            guard index < bytes.count, bytes[index] == ASCII.equals else {
+                throw ProtocolError(.badSyntax, "Expected '=' after the key at byte \(keyStart + 1).")
+            }
+            index += 1
+            let key = Grammar.string(bytes, keyRange)
+            let value = try scanValue()
+            if arguments.storage.count >= Arguments.maximumCount {
+                throw ProtocolError(.badArgument, "Too many arguments (at most \(Arguments.maximumCount)).")
+            }
+            if arguments.contains(key: key) {
+                throw ProtocolError(.badArgument, "The key '\(key)' appears more than once.")
+            }
+            arguments.storage.append(Argument(key: key, value: value))
+        }
+        return arguments
+    }
+
+    /// A bare or quoted VALUE; `index` is just after the `=`.
+    private mutating func scanValue() throws(ProtocolError) -> String {
+        if index < bytes.count, bytes[index] == ASCII.quote { return try scanQuotedValue() }
+        let start = index
+        while index < bytes.count, bytes[index] != ASCII.space {
+            guard Grammar.isBareValueByte(bytes[index]) else {
+                throw ProtocolError(
+                    .badSyntax,
+                    "Bad character in the value at byte \(index + 1): quote values that hold spaces, '\"', '=' or control characters.")
+            }
+            index += 1
+        }
+        guard index > start else {
+            throw ProtocolError(.badSyntax, "Empty value at byte \(start + 1): write \"\" for an empty value.")
+        }
+        return Grammar.string(bytes, start..<index)
+    }
+
+    private mutating func scanQuotedValue() throws(ProtocolError) -> String {
+        let open = index
+        index += 1
+        let start = index
+        var unescaped: [UInt8]? = nil  // made only when the value holds an escape
+        while true {
+            guard index < bytes.count else {
+                throw ProtocolError(.badSyntax, "Unterminated quoted value starting at byte \(open + 1).")
+            }
+            let b = bytes[index]
+            if b == ASCII.quote { break }
+            if Grammar.isControl(b) {
+                throw ProtocolError(
+                    .badSyntax, "Raw control character in a quoted value at byte \(index + 1): use \\n, \\r or \\t.")
+            }
+            if b == ASCII.backslash {
+                guard index + 1 < bytes.count else {
+                    throw ProtocolError(.badSyntax, "Unterminated quoted value starting at byte \(open + 1).")
+                }
+                let replacement: UInt8
+                switch bytes[index + 1] {
+                case ASCII.backslash: replacement = ASCII.backslash
+                case ASCII.quote: replacement = ASCII.quote
+                case UInt8(ascii: "n"): replacement = UInt8(ascii: "\n")
+                case UInt8(ascii: "r"): replacement = UInt8(ascii: "\r")
+                case UInt8(ascii: "t"): replacement = UInt8(ascii: "\t")
+                default:
+                    throw ProtocolError(
+                        .badSyntax, "Unknown escape at byte \(index + 1): only \\\\ \\\" \\n \\r \\t are allowed.")
+                }
+                if unescaped == nil {
+                    unescaped = Array(UnsafeBufferPointer(rebasing: bytes[start..<index]))
+                }
+                unescaped!.append(replacement)
+                index += 2
+                continue
+            }
+            unescaped?.append(b)
+            index += 1
+        }
+        let end = index
+        index += 1  // the closing quote
+        guard index == bytes.count || bytes[index] == ASCII.space else {
+            throw ProtocolError(.badSyntax, "Expected a space after the quoted value at byte \(index + 1).")
+        }
+        if let unescaped { return String(decoding: unescaped, as: UTF8.self) }
+        return Grammar.string(bytes, start..<end)
+    }
+}

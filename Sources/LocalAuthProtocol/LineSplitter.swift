@@ -1,0 +1,115 @@
+// Framing of PROTOCOL.md: bytes in, LF-terminated lines out, with a hard cap.
+// In the manner of swift-nio's NIOSplitLinesMessageDecoder: the server keeps
+// one splitter per connection, appends whatever read(2) returned, and drains
+// `next()` until it returns nil. The buffer is compacted in place (its
+// capacity is kept), so a steady connection does not allocate per line.
+
+/// Splits a byte stream into lines.
+///
+/// A line is the bytes before an LF; a single CR right before the LF is
+/// dropped. A line may be at most `maximumLineLength` bytes *including* its LF
+/// (and its CR, if any). The first line that exceeds the cap is reported once
+/// as `.lineTooLong`; after that the splitter has failed: it ignores input and
+/// yields nothing more (the server answers and closes the connection).
+///
+/// A `.line` slice shares storage with the splitter's buffer. Use it (parse
+/// it) before the next `append`; holding it across an append still works but
+/// makes the append copy the buffer.
+public struct LineSplitter: Sendable {
+    public enum Event: Sendable, Equatable {
+        /// A complete line, without its LF (and without a CR before the LF).
+        case line(ArraySlice<UInt8>)
+        /// A line longer than the cap; reported once, then the splitter is done.
+        case lineTooLong
+    }
+
+    /// The protocol's cap: 8192 bytes including the LF.
+    public static let defaultMaximumLineLength = 8192
+
+    public let maximumLineLength: Int
+    private var buffer: [UInt8] = []
+    /// Start of the first line not yet returned.
+    private var readIndex = 0
+    /// Bytes in `readIndex..<scanIndex` are known to hold no LF.
+    private var scanIndex = 0
+    /// True once `.lineTooLong` was returned.
+    public private(set) var hasFailed = false
+
+    /// - Parameter maximumLineLength: the cap including the LF, at least 1.
+    public init(maximumLineLength: Int = LineSplitter.defaultMaximumLineLength) {
+        precondition(maximumLineLength >= 1, "a line needs room for its LF")
+        self.maximumLineLength = maximumLineLength
+    }
+
+    /// Bytes received and not yet returned as lines.
+    public var bufferedByteCount: Int { buffer.count - readIndex }
+
+    /// True when bytes of an unfinished line are buffered (the server times
+    /// such a line out). The buffer ends in LF exactly when every buffered
+    /// byte belongs to a complete line, so this is O(1).
+    public var hasPartialLine: Bool {
+        readIndex < buffer.count && buffer[buffer.count - 1] != lf
+    }
+
+    /// Appends received bytes. Ignored once the splitter has failed.
+    public mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        guard !hasFailed, !bytes.isEmpty else { return }
+        compact()
+        buffer.append(contentsOf: bytes)
+    }
+
+    /// Appends received bytes. Ignored once the splitter has failed.
+    public mutating func append(contentsOf bytes: some Sequence<UInt8>) {
+        guard !hasFailed else { return }
+        compact()
+        buffer.append(contentsOf: bytes)
+    }
+
+    /// The next complete line, `.lineTooLong` once, or nil when more input is needed.
+    public mutating func next() -> Event? {
+        guard !hasFailed else { return nil }
+        // An LF may sit at most at readIndex + cap - 1.
+        let limit = min(buffer.count, readIndex + maximumLineLength)
+        if scanIndex < limit, let lfIndex = buffer[scanIndex..<limit].firstIndex(of: lf) {
+            var end = lfIndex
+            if end > readIndex && buffer[end - 1] == cr { end -= 1 }
+            let line = buffer[readIndex..<end]
+            readIndex = lfIndex + 1
+            scanIndex = readIndex
+            return .line(line)
+        }
+        if buffer.count - readIndex >= maximumLineLength {
+            hasFailed = true
+            buffer.removeAll(keepingCapacity: true)
+            readIndex = 0
+            scanIndex = 0
+            return .lineTooLong
+        }
+        scanIndex = limit
+        return nil
+    }
+
+    /// Forgets all input and the failure, keeping the buffer's capacity, so
+    /// the splitter can serve a new connection.
+    public mutating func reset() {
+        buffer.removeAll(keepingCapacity: true)
+        readIndex = 0
+        scanIndex = 0
+        hasFailed = false
+    }
+
+    /// Moves the pending partial line to the front of the buffer.
+    private mutating func compact() {
+        guard readIndex > 0 else { return }
+        if readIndex == buffer.count {
+            buffer.removeAll(keepingCapacity: true)
+        } else {
+            buffer.removeSubrange(0..<readIndex)
+        }
+        scanIndex -= readIndex
+        readIndex = 0
+    }
+}
+
+private let lf = UInt8(ascii: "\n")
+private let cr = UInt8(ascii: "\r")

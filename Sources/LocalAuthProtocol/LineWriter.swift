@@ -1,0 +1,185 @@
+// Writing protocol lines into a reusable byte buffer. The server keeps one
+// `LineWriter` per connection, appends replies, hands `bytes` to write(2) and
+// drops what was written; nothing here allocates once the buffer has grown.
+//
+// Values are quoted exactly when a bare value could not carry them: empty, or
+// holding a space, `"`, `=`, `\` or a control character. Inside quotes `\`,
+// `"`, LF, CR and TAB are escaped; the other control characters
+// (U+0000..U+001F, U+007F) have no representation on the wire and are
+// dropped. Tags, verbs, statuses and keys are the caller's (constants or
+// already validated) and are written as given.
+
+public struct LineWriter: Sendable {
+    /// Complete lines, LF-terminated, not yet sent.
+    public var bytes: [UInt8]
+
+    public init(capacity: Int = 0) {
+        bytes = []
+        bytes.reserveCapacity(capacity)
+    }
+
+    /// Drops the first `count` bytes (those write(2) took), keeping capacity.
+    public mutating func removeFirst(_ count: Int) {
+        if count == bytes.count {
+            bytes.removeAll(keepingCapacity: true)
+        } else {
+            bytes.removeSubrange(0..<count)
+        }
+    }
+
+    // MARK: Lines piece by piece: begin, append arguments, end.
+
+    /// Starts `TAG STATUS`. Follow with `append(key:value:)` calls and `endLine()`.
+    public mutating func beginResponse(tag: String, status: Response.Status) {
+        appendRaw(tag)
+        bytes.append(ASCII.space)
+        appendRaw(status.rawValue)
+    }
+
+    /// Starts `TAG VERB` (clients).
+    public mutating func beginRequest(tag: String, verb: String) {
+        appendRaw(tag)
+        bytes.append(ASCII.space)
+        appendRaw(verb)
+    }
+
+    /// Appends ` KEY=VALUE`, quoting the value when needed.
+    public mutating func append(key: String, value: String) {
+        bytes.append(ASCII.space)
+        appendRaw(key)
+        bytes.append(ASCII.equals)
+        appendValue(value)
+    }
+
+    /// Appends ` KEY=N` in decimal.
+    public mutating func append(key: String, value: Int) {
+        bytes.append(ASCII.space)
+        appendRaw(key)
+        bytes.append(ASCII.equals)
+        appendDecimal(value)
+    }
+
+    /// Appends ` KEY=true` or ` KEY=false`.
+    public mutating func append(key: String, value: Bool) {
+        bytes.append(ASCII.space)
+        appendRaw(key)
+        bytes.append(ASCII.equals)
+        appendRaw(value ? "true" : "false")
+    }
+
+    public mutating func append(_ arguments: Arguments) {
+        for argument in arguments { append(key: argument.key, value: argument.value) }
+    }
+
+    public mutating func endLine() { bytes.append(UInt8(ascii: "\n")) }
+
+    // MARK: Whole lines.
+
+    public mutating func append(_ response: Response) {
+        beginResponse(tag: response.tag, status: response.status)
+        append(response.arguments)
+        endLine()
+    }
+
+    public mutating func append(_ request: Request) {
+        beginRequest(tag: request.tag, verb: request.verb)
+        append(request.arguments)
+        endLine()
+    }
+
+    /// `TAG OK` and a line end.
+    public mutating func appendOK(tag: String) {
+        beginResponse(tag: tag, status: .ok)
+        endLine()
+    }
+
+    /// `TAG ERR domain=protocol name=NAME message="..."` and a line end.
+    public mutating func appendProtocolError(tag: String, _ error: ProtocolError) {
+        beginResponse(tag: tag, status: .err)
+        append(key: "domain", value: "protocol")
+        append(key: "name", value: error.name.rawValue)
+        append(key: "message", value: error.message)
+        endLine()
+    }
+
+    /// The answer to a line that did not parse, tagged `*` when it had no tag.
+    public mutating func append(_ failure: RequestFailure) {
+        appendProtocolError(tag: failure.replyTag, failure.error)
+    }
+
+    /// Starts `TAG ERR domain=la code=N name=NAME message="..."`; the caller
+    /// may add `biometry=`, `retry-after=`, `reason=` and must call `endLine()`.
+    public mutating func beginLAError(tag: String, code: Int, name: String, message: String) {
+        beginResponse(tag: tag, status: .err)
+        append(key: "domain", value: "la")
+        append(key: "code", value: code)
+        append(key: "name", value: name)
+        append(key: "message", value: message)
+    }
+
+    /// `* BYE reason=REASON` and a line end (`shutdown`, `limit`, `protocol`).
+    public mutating func appendBye(reason: String) {
+        beginResponse(tag: "*", status: .bye)
+        append(key: "reason", value: reason)
+        endLine()
+    }
+
+    // MARK: Bytes.
+
+    private mutating func appendRaw(_ text: String) {
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    private mutating func appendValue(_ value: String) {
+        guard LineWriter.needsQuotes(value) else {
+            appendRaw(value)
+            return
+        }
+        bytes.append(ASCII.quote)
+        for b in value.utf8 {
+            switch b {
+            case ASCII.backslash, ASCII.quote:
+                bytes.append(ASCII.backslash)
+                bytes.append(b)
+            case UInt8(ascii: "\n"):
+                bytes.append(ASCII.backslash)
+                bytes.append(UInt8(ascii: "n"))
+            case UInt8(ascii: "\r"):
+                bytes.append(ASCII.backslash)
+                bytes.append(UInt8(ascii: "r"))
+            case UInt8(ascii: "\t"):
+                bytes.append(ASCII.backslash)
+                bytes.append(UInt8(ascii: "t"))
+            default:
+                if !Grammar.isControl(b) { bytes.append(b) }
+            }
+        }
+        bytes.append(ASCII.quote)
+    }
+
+    /// True when `value` cannot be written bare.
+    public static func needsQuotes(_ value: String) -> Bool {
+        if value.isEmpty { return true }
+        for b in value.utf8 where !Grammar.isBareValueByte(b) || b == ASCII.backslash { return true }
+        return false
+    }
+
+    private mutating func appendDecimal(_ value: Int) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        // Digits of the magnitude, in a fixed stack buffer; handles Int.min.
+        var magnitude = value.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes >= 20 digits
+        let count = withUnsafeMutableBytes(of: &digits) { buffer -> Int in
+            var n = 0
+            repeat {
+                buffer[buffer.count - 1 - n] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                n += 1
+            } while magnitude > 0
+            return n
+        }
+        withUnsafeBytes(of: &digits) { buffer in
+            bytes.append(contentsOf: buffer[(buffer.count - count)...])
+        }
+    }
+}

@@ -1,0 +1,63 @@
+// The verbs of PROTOCOL.md's table and the keys each takes, so the server
+// answers `unknown-verb` and `bad-argument` from one table and clients spell
+// verbs from the same one. Which keys are required, and what a value means,
+// is the server's business (e.g. a missing `reason=` is bad-argument, S-21).
+
+public enum Verb: String, Sendable, CaseIterable, Hashable {
+    case hello
+    case ping
+    case new
+    case set
+    case get
+    case canEvaluate = "can-evaluate"
+    case evaluate
+    case fallback
+    case passcode
+    case cancel
+    case invalidate
+    case status
+    case setPasscode = "set-passcode"
+    case clearPasscode = "clear-passcode"
+    case enroll
+    case unenroll
+    case sensor
+    case unlocked
+    case reset
+    case quit
+
+    public var wireName: String { rawValue }
+
+    /// The keys PROTOCOL.md lists for the verb, required or optional.
+    public var allowedKeys: [String] {
+        switch self {
+        case .hello: return ["protocol", "client"]
+        case .ping, .new, .quit: return []
+        case .set:
+            return ["ctx", "fallback-title", "cancel-title", "reuse-duration", "interaction-not-allowed",
+                    "localized-reason"]
+        case .get, .fallback, .cancel, .invalidate: return ["ctx"]
+        case .canEvaluate: return ["ctx", "policy"]
+        case .evaluate: return ["ctx", "policy", "reason"]
+        case .passcode: return ["ctx", "secret"]
+        case .status: return ["uid"]
+        case .setPasscode: return ["secret", "old-secret", "uid"]
+        case .clearPasscode, .unlocked, .reset: return ["uid"]
+        case .enroll, .unenroll: return ["uid", "template"]
+        case .sensor: return ["uid", "result", "template"]
+        }
+    }
+}
+
+extension Request {
+    /// `unknown-verb`, then `bad-argument` for the first key the verb does
+    /// not take; otherwise the verb.
+    public func checkedVerb() -> Result<Verb, ProtocolError> {
+        guard let verb = Verb(rawValue: verb) else {
+            return .failure(ProtocolError(.unknownVerb, "Unknown verb '\(self.verb)'."))
+        }
+        if let error = arguments.check(allowedKeys: verb.allowedKeys, verb: verb.rawValue) {
+            return .failure(error)
+        }
+        return .success(verb)
+    }
+}
