@@ -1,1 +1,4 @@
-print("localauthd: not yet")
+import Glibc
+import LocalAuthServer
+
+exit(Daemon.main(Array(CommandLine.arguments.dropFirst())))

@@ -1,0 +1,92 @@
+// One client connection: who is calling (from SO_PEERCRED, never from the
+// client's words), its input splitter, its output, and the contexts it owns.
+// Output is held back while a security failure is not yet durable (S-40):
+// every byte queued after such a failure waits for its fsync.
+import LocalAuthCore
+import LocalAuthProtocol
+import LocalAuthSystem
+
+final class Connection {
+    typealias ID = UInt64
+
+    let id: ID
+    let fd: FileDescriptor
+    let peer: PeerCredentials
+    let isAdmin: Bool
+    var splitter: LineSplitter
+    /// Bytes ready to go to the socket, from `sentUpTo` on.
+    var output: [UInt8] = []
+    var sentUpTo = 0
+    /// Output waiting for the log to be durable up to `seq`.
+    var held: [(seq: UInt64, bytes: [UInt8])] = []
+    /// Contexts created on this connection (S-12).
+    var contexts: Set<ContextID> = []
+    /// The tag of the running `evaluate` of each context.
+    var evaluationTags: [ContextID: String] = [:]
+    /// When the current unfinished line started (IdleLineTimeoutSec), or nil.
+    var partialLineSince: UInt64?
+    /// No more requests are read (after `quit`, a protocol close, or EOF).
+    var closing = false
+    var closingSince: UInt64 = 0
+    /// Whether epoll currently watches for writability.
+    var watchingWritable = false
+
+    init(id: ID, fd: FileDescriptor, peer: PeerCredentials, isAdmin: Bool) {
+        self.id = id
+        self.fd = fd
+        self.peer = peer
+        self.isAdmin = isAdmin
+        self.splitter = LineSplitter()
+    }
+
+    var pendingOutputBytes: Int { output.count - sentUpTo + held.reduce(0) { $0 + $1.bytes.count } }
+
+    /// Queues bytes, behind any held output, and behind `gate` if the log is
+    /// not yet durable up to it.
+    func enqueue(_ bytes: [UInt8], gate: UInt64, durable: UInt64) {
+        if gate > durable || !held.isEmpty {
+            held.append((max(gate, held.last?.seq ?? 0), bytes))
+        } else {
+            output.append(contentsOf: bytes)
+        }
+    }
+
+    /// Moves held output whose gate is now durable to `output`.
+    func release(durable: UInt64) {
+        var released = 0
+        for chunk in held {
+            guard chunk.seq <= durable else { break }
+            output.append(contentsOf: chunk.bytes)
+            released += 1
+        }
+        if released > 0 { held.removeFirst(released) }
+    }
+
+    /// Writes what it can without blocking. Returns false if the peer is gone.
+    func flush() -> Bool {
+        while sentUpTo < output.count {
+            let result: Int?
+            do {
+                let start = sentUpTo
+                result = try output.withUnsafeBytes { buffer throws(SystemError) in
+                    try fd.send(UnsafeRawBufferPointer(rebasing: buffer[start...]))
+                }
+            } catch {
+                return false
+            }
+            guard let written = result else { break }  // would block
+            sentUpTo += written
+        }
+        if sentUpTo == output.count {
+            output.removeAll(keepingCapacity: output.capacity <= 65536)
+            sentUpTo = 0
+        } else if sentUpTo > 65536 {
+            output.removeFirst(sentUpTo)
+            sentUpTo = 0
+        }
+        return true
+    }
+
+    var hasUnsentOutput: Bool { sentUpTo < output.count }
+    var isDrained: Bool { !hasUnsentOutput && held.isEmpty }
+}

@@ -1,0 +1,156 @@
+// localauthd's run(): a checklist, in order. Parse flags, load the
+// configuration, open and replay the log, bind (or receive) the socket,
+// notify READY, serve, notify STOPPING, flush.
+import Glibc
+import LocalAuthConfig
+import LocalAuthCore
+import LocalAuthLog
+import LocalAuthSystem
+
+public enum Daemon {
+    public static let version = "0.1.0"
+
+    public static func main(_ arguments: [String]) -> Int32 {
+        let options: DaemonOptions
+        do {
+            options = try DaemonOptions.parse(arguments)
+        } catch {
+            fail("\(error)\nTry 'localauthd --help'.")
+            return 2
+        }
+        if options.showHelp {
+            print(DaemonOptions.usage)
+            return 0
+        }
+        if options.showVersion {
+            print("localauthd \(version)")
+            return 0
+        }
+        do {
+            try run(options)
+            return 0
+        } catch {
+            fail("\(error)")
+            _ = try? Systemd.notify("STATUS=Failed: \(error)\nERRNO=5")
+            return 1
+        }
+    }
+
+    static func fail(_ message: String) {
+        _ = try? FileDescriptor.standardError.writeAll(Array("localauthd: \(message)\n".utf8))
+    }
+
+    /// Reads the configuration files and applies the flags.
+    static func loadConfiguration(_ options: DaemonOptions) throws -> DaemonConfiguration {
+        var files: [(fileName: String, contents: String)] = []
+        func add(_ path: String) throws {
+            guard File.exists(path) else { return }
+            files.append((path, String(decoding: try File.read(path, maxSize: 1 << 20), as: UTF8.self)))
+        }
+        if let path = options.configFile {
+            guard File.exists(path) else { throw OptionError("configuration file \(path) does not exist") }
+            try add(path)
+        } else {
+            try add(ConfigurationParser.mainFile)
+            let names = (try? Directory.entries(ConfigurationParser.dropInDirectory)) ?? []
+            for name in ConfigurationParser.dropInOrder(names) { try add(ConfigurationParser.dropInDirectory + "/" + name) }
+        }
+        var configuration = try ConfigurationParser.parse(files)
+        try options.apply(to: &configuration)
+        return configuration
+    }
+
+    static func run(_ options: DaemonOptions) throws {
+        var configuration = try loadConfiguration(options)
+        // Signals go to a signalfd; block them before any thread starts.
+        Signals.ignoreBrokenPipe()
+        let signals = try SignalFD(signals: [SIGTERM, SIGINT, SIGHUP])
+        umask(0o077)
+
+        let stateDirectory = configuration.daemon.stateDirectory
+        try Directory.create(stateDirectory, mode: 0o700)
+        let durabilityWake = try EventFD()
+        let failure = FailureFlag()
+        let log: EventLog
+        do {
+            log = try EventLog.open(stateDirectory, options: EventLog.Options(
+                segmentSize: configuration.log.segmentSize,
+                onDurable: { _ in try? durabilityWake.post() },
+                onFailure: { writeFailure in
+                    failure.set("\(writeFailure)")
+                    try? durabilityWake.post()
+                }))
+        } catch {
+            DaemonLog.error("The event log cannot be trusted: \(error)", id: .corruptionFound)
+            throw error
+        }
+        if let torn = log.recovery.tornTail {
+            DaemonLog.notice("Cut a torn record at the end of the log (\(torn)); a copy is in \(log.recovery.brokenCopy ?? "-").")
+        }
+        let loaded = try StateLoader.load(log)
+        for skipped in loaded.skippedSnapshots { DaemonLog.notice(skipped) }
+
+        var passcodes = try PasscodeStore(directory: stateDirectory)
+        let recorder = LogRecorder(log: log, failure: failure)
+        let authenticator = Authenticator(state: loaded.state, recorder: recorder)
+        let bootID = (try? Systemd.bootID()) ?? ""
+        let now = WallClock.nowMicros()
+        _ = authenticator.execute(.start(version: version, bootID: bootID, pid: getpid(), rules: configuration.rules), now: now)
+        try reconcile(&passcodes, authenticator, now: now)
+
+        let listener = try socket(configuration)
+        let server = try Server(configuration: configuration, authenticator: authenticator, listener: listener,
+                                signals: signals, durabilityWake: durabilityWake, passcodes: passcodes, version: version)
+        let snapshotEvery = UInt64(configuration.log.snapshotEvery)
+        authenticator.observe = { seq, _ in
+            if seq % snapshotEvery == 0 { writeSnapshot(log, authenticator.state, seq: seq) }
+        }
+        server.reload = {
+            let fresh = try loadConfiguration(options)
+            configuration = fresh
+            return fresh
+        }
+        let from = loaded.fromSnapshot.map { "snapshot \($0) + " } ?? ""
+        DaemonLog.notice("Started: \(from)\(loaded.replayed) events replayed, listening on \(configuration.daemon.socket).",
+                         id: .started, fields: [("LOCALAUTH_SEQ", String(recorder.lastSeq))])
+        _ = try? Systemd.notify("READY=1\nSTATUS=\(server.statusLine)\nMAINPID=\(getpid())")
+        try server.run()
+        try? log.close()
+    }
+
+    /// The passcode store is written before its event; after a crash between
+    /// the two, the store wins and the event is recorded now.
+    static func reconcile(_ passcodes: inout PasscodeStore, _ authenticator: Authenticator, now: Int64) throws {
+        let daemonUID = Accounts.currentUID()
+        var uids = Set(passcodes.hashes.keys)
+        for (uid, user) in authenticator.state.users where user.passcodeSet { uids.insert(uid) }
+        for uid in uids.sorted() {
+            let stored = passcodes.hash(for: uid) != nil
+            if stored != authenticator.state.user(uid).passcodeSet {
+                _ = authenticator.execute(.changePasscode(uid: uid, set: stored, by: daemonUID), now: now)
+            }
+        }
+    }
+
+    static func socket(_ configuration: DaemonConfiguration) throws -> FileDescriptor {
+        if let passed = try Systemd.listenFDs().first {
+            let fd = FileDescriptor(rawValue: passed.fd)
+            try fd.setNonBlocking()
+            return fd
+        }
+        let path = configuration.daemon.socket
+        if let slash = path.lastIndex(of: "/"), slash != path.startIndex {
+            try Directory.create(String(path[..<slash]), mode: 0o755)
+        }
+        return try UnixSocket.listen(path: path, mode: 0o666)
+    }
+
+    static func writeSnapshot(_ log: EventLog, _ state: AuthState, seq: UInt64) {
+        do {
+            let head = try log.chainHead(at: seq)
+            try log.snapshots.write(seq: seq, chainHead: head, time: WallClock.nowMicros(), payload: StateCodec.encode(state))
+        } catch {
+            DaemonLog.error("Failed to write snapshot \(seq): \(error)")
+        }
+    }
+}

@@ -1,0 +1,48 @@
+// The daemon's own diagnostics: structured journal entries when stderr is
+// connected to journald, plain "localauthd: ..." lines on stderr otherwise.
+// Never given a secret: callers pass ids, uids and counts only (S-39).
+import LocalAuthSystem
+
+enum DaemonLog {
+    enum Priority: Int { case error = 3, warning = 4, notice = 5, info = 6, debug = 7 }
+
+    /// MESSAGE_IDs of notable audit events (catalog in systemd/).
+    enum MessageID: String {
+        case started = "8d4e1c3a5b6f47e2a1c09d7e3f2b4a61"
+        case stopped = "2f7a9c1e4b3d48a6b5e0c8d1f9a27e34"
+        case lockoutEngaged = "c41e7a2b9d3f4e08a6b1c5d2e7f90a13"
+        case lockoutLifted = "5b9e2d7c1a4f4638b0e3d6a9c2f71e85"
+        case passcodeBackoff = "e3a1c7d94b2f45e6a8d0b3c5f1e97a24"
+        case adminReset = "7c2d9e4a1b6f4a83b5e1d0c8a3f62e97"
+        case logRepaired = "a9f3e1c5d7b24e6a8c0b4d2f1e7a3c58"
+        case corruptionFound = "1e7b3c9d5a2f4c8e9b6a0d3e7c1f5a42"
+    }
+
+    static let underJournal = Journal.isConnectedToJournal
+
+    static func write(_ priority: Priority, _ message: String, id: MessageID? = nil, fields: [(String, String)] = []) {
+        if underJournal {
+            var all: [(String, String)] = [("MESSAGE", message), ("PRIORITY", String(priority.rawValue)),
+                                           ("SYSLOG_IDENTIFIER", "localauthd")]
+            if let id { all.append(("MESSAGE_ID", id.rawValue)) }
+            all.append(contentsOf: fields)
+            if Journal.send(fields: all) { return }
+        }
+        var line = "localauthd: \(message)"
+        for (key, value) in fields { line += " \(key)=\(value)" }
+        line += "\n"
+        _ = try? FileDescriptor.standardError.writeAll(Array(line.utf8))
+    }
+
+    static func error(_ message: String, id: MessageID? = nil, fields: [(String, String)] = []) {
+        write(.error, message, id: id, fields: fields)
+    }
+
+    static func notice(_ message: String, id: MessageID? = nil, fields: [(String, String)] = []) {
+        write(.notice, message, id: id, fields: fields)
+    }
+
+    static func info(_ message: String, id: MessageID? = nil, fields: [(String, String)] = []) {
+        write(.info, message, id: id, fields: fields)
+    }
+}

@@ -1,0 +1,143 @@
+// One table maps each verb to its handler and the keys it accepts. Handlers
+// check the peer, call the core through `run`, and map outcomes to wire
+// replies. Unknown keys are refused before any handler runs (PROTOCOL.md).
+import LocalAuthCore
+import LocalAuthProtocol
+
+struct VerbSpec: Sendable {
+    var keys: [String]
+    var admin: Bool = false
+    var handler: @Sendable (Server) -> (Request, Connection) -> Void
+}
+
+extension Server {
+    static let verbs: [String: VerbSpec] = [
+        "hello": VerbSpec(keys: ["protocol", "client"], handler: { $0.hello }),
+        "ping": VerbSpec(keys: [], handler: { $0.ping }),
+        "quit": VerbSpec(keys: [], handler: { $0.quit }),
+        "new": VerbSpec(keys: [], handler: { $0.newContext }),
+        "set": VerbSpec(keys: ["ctx"] + ContextProperty.names, handler: { $0.setProperties }),
+        "get": VerbSpec(keys: ["ctx"], handler: { $0.getContext }),
+        "can-evaluate": VerbSpec(keys: ["ctx", "policy"], handler: { $0.canEvaluate }),
+        "evaluate": VerbSpec(keys: ["ctx", "policy", "reason"], handler: { $0.evaluate }),
+        "fallback": VerbSpec(keys: ["ctx"], handler: { $0.fallback }),
+        "passcode": VerbSpec(keys: ["ctx", "secret"], handler: { $0.passcode }),
+        "cancel": VerbSpec(keys: ["ctx"], handler: { $0.cancel }),
+        "invalidate": VerbSpec(keys: ["ctx"], handler: { $0.invalidate }),
+        "status": VerbSpec(keys: ["uid"], handler: { $0.status }),
+        "set-passcode": VerbSpec(keys: ["secret", "old-secret", "uid"], handler: { $0.setPasscode }),
+        "clear-passcode": VerbSpec(keys: ["uid"], admin: true, handler: { $0.clearPasscode }),
+        "enroll": VerbSpec(keys: ["uid", "template"], admin: true, handler: { $0.enroll }),
+        "unenroll": VerbSpec(keys: ["uid", "template"], admin: true, handler: { $0.unenroll }),
+        "sensor": VerbSpec(keys: ["uid", "result", "template", "message"], admin: true, handler: { $0.sensor }),
+        "unlocked": VerbSpec(keys: ["uid"], admin: true, handler: { $0.unlocked }),
+        "reset": VerbSpec(keys: ["uid"], admin: true, handler: { $0.reset }),
+        "stats": VerbSpec(keys: [], admin: true, handler: { $0.stats }),
+    ]
+
+    func dispatch(_ request: Request, on connection: Connection) {
+        guard let spec = Server.verbs[request.verb] else {
+            return reply(connection, request.tag, ProtocolError(.unknownVerb, "Unknown verb \"\(request.verb)\"."))
+        }
+        if let error = request.arguments.check(allowedKeys: spec.keys, verb: request.verb) {
+            return reply(connection, request.tag, error)
+        }
+        if spec.admin && !connection.isAdmin {
+            counters.permissionDenied += 1
+            return reply(connection, request.tag, ProtocolError(.permissionDenied, "\(request.verb) needs an administrator."))
+        }
+        spec.handler(self)(request, connection)
+    }
+
+    // MARK: - Reply helpers
+
+    func reply(_ connection: Connection, _ tag: String, _ error: ProtocolError) {
+        writer.bytes.removeAll(keepingCapacity: true)
+        writer.appendProtocolError(tag: tag, error)
+        send(writer.bytes, to: connection)
+    }
+
+    func replyOK(_ connection: Connection, _ tag: String, _ pairs: [(String, String)] = []) {
+        writer.bytes.removeAll(keepingCapacity: true)
+        writer.beginResponse(tag: tag, status: .ok)
+        for (key, value) in pairs { writer.append(key: key, value: value) }
+        writer.endLine()
+        send(writer.bytes, to: connection)
+    }
+
+    func reply(_ connection: Connection, _ tag: String, _ failure: Failure, biometry: BiometryType? = nil) {
+        writer.bytes.removeAll(keepingCapacity: true)
+        appendFailure(tag: tag, failure, biometry: biometry)
+        send(writer.bytes, to: connection)
+    }
+
+    func reply(_ connection: Connection, _ tag: String, _ rejection: Rejection) {
+        switch rejection.kind {
+        case .protocolError(let name):
+            reply(connection, tag, ProtocolError(ProtocolErrorName(rawValue: name.rawValue) ?? .internal, rejection.message))
+        case .localAuthentication(let failure):
+            reply(connection, tag, failure)
+        }
+    }
+
+    /// Replies to a non-event outcome; returns the events when there are some.
+    func events(_ outcome: Authenticator.Outcome, _ connection: Connection, _ tag: String) -> [Event]? {
+        switch outcome {
+        case .events(let events):
+            return events
+        case .rejected(let rejection):
+            reply(connection, tag, rejection)
+        case .unavailable(let why):
+            reply(connection, tag, ProtocolError(.unavailable, "The event log cannot record events (\(why)); refusing to act."))
+        }
+        return nil
+    }
+
+    // MARK: - Arguments
+
+    /// The context named by `ctx=`, if this connection owns it (S-12).
+    func ownedContext(_ request: Request, _ connection: Connection) -> ContextID? {
+        guard let text = request.arguments.value(for: "ctx") else {
+            reply(connection, request.tag, ProtocolError(.missingArgument, "ctx= is required."))
+            return nil
+        }
+        guard let ctx = ContextID(hex: text), connection.contexts.contains(ctx) else {
+            reply(connection, request.tag, ProtocolError(.unknownContext, "No such context."))
+            return nil
+        }
+        return ctx
+    }
+
+    func policy(_ request: Request, _ connection: Connection) -> Policy? {
+        guard let text = request.arguments.value(for: "policy") else {
+            reply(connection, request.tag, ProtocolError(.missingArgument, "policy= is required."))
+            return nil
+        }
+        guard let policy = Policy(wireName: text) else {
+            reply(connection, request.tag, ProtocolError(.badArgument, "Unknown policy \"\(text)\"."))
+            return nil
+        }
+        return policy
+    }
+
+    /// `uid=N`, defaulting to the caller; another uid needs an administrator.
+    func targetUID(_ request: Request, _ connection: Connection, required: Bool = false) -> UserID? {
+        guard let text = request.arguments.value(for: "uid") else {
+            if required {
+                reply(connection, request.tag, ProtocolError(.missingArgument, "uid= is required."))
+                return nil
+            }
+            return connection.peer.uid
+        }
+        guard let uid = UserID(text) else {
+            reply(connection, request.tag, ProtocolError(.badArgument, "uid= must be a number."))
+            return nil
+        }
+        if uid != connection.peer.uid && !connection.isAdmin {
+            counters.permissionDenied += 1
+            reply(connection, request.tag, ProtocolError(.permissionDenied, "Another user's uid needs an administrator."))
+            return nil
+        }
+        return uid
+    }
+}

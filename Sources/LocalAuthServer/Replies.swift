@@ -1,0 +1,95 @@
+// Turning the core's events into wire messages (PROTOCOL.md §Prompts and
+// §Errors). Prompts and final answers of an evaluation carry the tag of its
+// `evaluate` request and go to the connection that owns the context.
+import LocalAuthCore
+import LocalAuthProtocol
+
+extension Server {
+    /// Runs a command and delivers what its events mean to their owners.
+    @discardableResult
+    func run(_ command: Command, connection: Connection?, tag: String?, now: Int64) -> Authenticator.Outcome {
+        let outcome = authenticator.execute(command, now: now)
+        if case .events(let events) = outcome {
+            for event in events { deliver(event) }
+        }
+        return outcome
+    }
+
+    /// Sends the PROMPT lines and final answers that an event carries.
+    func deliver(_ event: Event) {
+        switch event.body {
+        case .promptShown(_, let ctx, _, let prompt):
+            guard let (connection, tag) = evaluationOwner(ctx), let context = authenticator.state.contexts[ctx],
+                  let evaluation = context.evaluation else { return }
+            writer.bytes.removeAll(keepingCapacity: true)
+            writer.beginResponse(tag: tag, status: .prompt)
+            writer.append(key: "kind", value: prompt.kind.rawValue)
+            if prompt.kind == .biometric {
+                writer.append(key: "attempt", value: prompt.attempt)
+                writer.append(key: "biometry", value: authenticator.state.rules.biometryType.wireName)
+            }
+            writer.append(key: "reason", value: evaluation.reason)
+            writer.append(key: "cancel", value: context.effectiveCancelTitle)
+            if prompt.kind == .biometric, prompt.fallbackOffered, let fallback = context.effectiveFallbackTitle {
+                writer.append(key: "fallback", value: fallback)
+            }
+            if prompt.kind == .passcode { writer.append(key: "attempts-left", value: prompt.attemptsLeft) }
+            if let message = prompt.message { writer.append(key: "message", value: message) }
+            writer.endLine()
+            send(writer.bytes, to: connection)
+        case .evaluationSucceeded(_, let ctx, _, let method):
+            guard let (connection, tag) = evaluationOwner(ctx) else { return }
+            connection.evaluationTags[ctx] = nil
+            writer.bytes.removeAll(keepingCapacity: true)
+            writer.beginResponse(tag: tag, status: .ok)
+            writer.append(key: "method", value: method.rawValue)
+            if let context = authenticator.state.contexts[ctx] {
+                // Biometric successes carry the user's domain state (S-10);
+                // cached and reuse successes the one the context last saw.
+                let token = method == .biometric ? authenticator.state.user(context.uid).domainState
+                    : method == .passcode ? "" : context.domainState
+                if !token.isEmpty { writer.append(key: "domain-state", value: token) }
+            }
+            writer.endLine()
+            send(writer.bytes, to: connection)
+        case .evaluationFailed(_, let ctx, _, let failure):
+            guard let (connection, tag) = evaluationOwner(ctx) else { return }
+            connection.evaluationTags[ctx] = nil
+            writer.bytes.removeAll(keepingCapacity: true)
+            appendFailure(tag: tag, failure, biometry: nil)
+            send(writer.bytes, to: connection)
+        case .biometricFailed(let uid, _, _):
+            let user = authenticator.state.user(uid)
+            if user.biometryLockedOut, user.biometricFailures == authenticator.state.rules.lockoutThreshold {
+                DaemonLog.notice("Biometry locked out for uid \(uid) after \(user.biometricFailures) failures.",
+                                 id: .lockoutEngaged, fields: [("LOCALAUTH_UID", String(uid))])
+            }
+        case .passcodeRejected(let uid, _, _, true):
+            let retry = authenticator.state.passcodeRetryAfter(uid, now: event.time)
+            if retry > 0 {
+                DaemonLog.notice("Passcode entry disabled for uid \(uid) for \(retry) s.", id: .passcodeBackoff,
+                                 fields: [("LOCALAUTH_UID", String(uid))])
+            }
+        case .userReset(let uid, let by):
+            DaemonLog.notice("Administrator \(by) reset uid \(uid).", id: .adminReset, fields: [("LOCALAUTH_UID", String(uid))])
+        default:
+            break
+        }
+    }
+
+    func evaluationOwner(_ ctx: ContextID) -> (Connection, String)? {
+        guard let id = contextOwners[ctx], let connection = connections[id],
+              let tag = connection.evaluationTags[ctx] else { return nil }
+        return (connection, tag)
+    }
+
+    /// `TAG ERR domain=la code=N name=X message="..." [biometry=T] [retry-after=N] [reason=R] [locked=admin]`
+    func appendFailure(tag: String, _ failure: Failure, biometry: BiometryType?) {
+        writer.beginLAError(tag: tag, code: failure.code.rawValue, name: failure.code.wireName, message: failure.message)
+        if let biometry { writer.append(key: "biometry", value: biometry.wireName) }
+        if let retry = failure.retryAfter { writer.append(key: "retry-after", value: Int(retry)) }
+        if let reason = failure.reason, reason != "admin-locked" { writer.append(key: "reason", value: reason) }
+        if failure.adminLocked { writer.append(key: "locked", value: "admin") }
+        writer.endLine()
+    }
+}

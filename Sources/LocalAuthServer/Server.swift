@@ -1,0 +1,222 @@
+// The single-threaded epoll loop. Everything that touches state runs here:
+// accepting, reading and parsing lines, running commands through the
+// Authenticator, timers, signals. Slow work (yescrypt) and fsync run on other
+// threads and come back through eventfds.
+import Glibc
+import LocalAuthConfig
+import LocalAuthCore
+import LocalAuthProtocol
+import LocalAuthSystem
+
+final class Server {
+    enum Token: UInt64 {
+        case listener = 1, signals, ticker, passcodes, durability
+        static let firstConnection: UInt64 = 16
+    }
+
+    var configuration: DaemonConfiguration
+    let authenticator: Authenticator
+    let epoll: Epoll
+    let listener: FileDescriptor
+    let signals: SignalFD
+    let ticker: TimerFD
+    let workers: PasscodeWorkers
+    let durabilityWake: EventFD
+    var passcodes: PasscodeStore
+    let daemonUID: UserID
+    let version: String
+
+    var connections: [Connection.ID: Connection] = [:]
+    var connectionsPerUser: [UserID: Int] = [:]
+    var contextOwners: [ContextID: Connection.ID] = [:]
+    var nextConnectionID: Connection.ID = Token.firstConnection
+    /// Connections with output held behind an fsync.
+    var holding: Set<Connection.ID> = []
+    var counters = Counters()
+    var pendingChecks: [UInt64: PendingCheck] = [:]
+    var nextCheckToken: UInt64 = 1
+    /// S-7: fingerprint of each user's last wrong passcode, in memory only.
+    var lastWrongPasscode: [UserID: [UInt8]] = [:]
+    var stopping = false
+    var reloadRequested = false
+    var lastWatchdog: UInt64 = 0
+    let watchdogInterval: UInt64?
+    var readBuffer = [UInt8](repeating: 0, count: 65536)
+    var writer = LineWriter(capacity: 4096)
+    /// Reloads the configuration files (SIGHUP); nil = nothing to reload.
+    var reload: (() throws -> DaemonConfiguration)?
+
+    init(configuration: DaemonConfiguration, authenticator: Authenticator, listener: FileDescriptor,
+         signals: SignalFD, durabilityWake: EventFD, passcodes: PasscodeStore, version: String) throws {
+        self.configuration = configuration
+        self.authenticator = authenticator
+        self.listener = listener
+        self.signals = signals
+        self.durabilityWake = durabilityWake
+        self.passcodes = passcodes
+        self.version = version
+        daemonUID = Accounts.currentUID()
+        epoll = try Epoll(capacity: 512)
+        ticker = try TimerFD()
+        workers = try PasscodeWorkers(count: 2)
+        watchdogInterval = Systemd.watchdogInterval()
+        try epoll.add(listener, events: .readable, data: Token.listener.rawValue)
+        try epoll.add(signals.fileDescriptor, events: .readable, data: Token.signals.rawValue)
+        try epoll.add(ticker.fileDescriptor, events: .readable, data: Token.ticker.rawValue)
+        try epoll.add(workers.wake.fileDescriptor, events: .readable, data: Token.passcodes.rawValue)
+        try epoll.add(durabilityWake.fileDescriptor, events: .readable, data: Token.durability.rawValue)
+        // A coarse tick drives prompt timeouts, half-line timeouts and the watchdog.
+        try ticker.arm(afterNanoseconds: 100_000_000, intervalNanoseconds: 100_000_000)
+    }
+
+    var now: Int64 { WallClock.nowMicros() }
+
+    /// Runs until SIGTERM/SIGINT, then shuts down cleanly (S-32).
+    func run() throws {
+        while !stopping {
+            let ready = try epoll.wait(timeoutMilliseconds: 1000)
+            for event in ready {
+                switch event.data {
+                case Token.listener.rawValue: acceptAll()
+                case Token.signals.rawValue: handleSignals()
+                case Token.ticker.rawValue: tick()
+                case Token.passcodes.rawValue: completePasscodeChecks()
+                case Token.durability.rawValue: _ = try? durabilityWake.drain()
+                default: connectionEvent(event.data, event.events)
+                }
+            }
+            releaseDurableOutput()
+            flushAll()
+            if reloadRequested { reloadConfiguration() }
+        }
+        shutdown()
+    }
+
+    // MARK: - Signals and timers
+
+    func handleSignals() {
+        while let signal = try? signals.nextSignal() {
+            switch signal {
+            case SIGTERM, SIGINT:
+                stopping = true
+            case SIGHUP:
+                reloadRequested = true
+            default:
+                break
+            }
+        }
+    }
+
+    func tick() {
+        _ = try? ticker.readExpirations()
+        let current = now
+        if let deadline = authenticator.state.nextPromptDeadline, deadline <= authenticator.state.effectiveNow(current) {
+            run(.expirePrompts, connection: nil, tag: nil, now: current)
+        }
+        let monotonic = MonotonicClock.nowNanos()
+        let idleLimit = UInt64(configuration.daemon.idleLineTimeout) * 1000
+        for connection in connections.values {
+            if let since = connection.partialLineSince, !connection.closing, monotonic - since > idleLimit {
+                counters.idleLineTimeouts += 1
+                writer.bytes.removeAll(keepingCapacity: true)
+                writer.appendProtocolError(tag: "*", ProtocolError(.limitExceeded, "Line not finished within the idle line timeout."))
+                writer.appendBye(reason: "limit")
+                send(writer.bytes, to: connection)
+                beginClose(connection)
+            }
+        }
+        // A closing connection whose peer does not read gets a few seconds.
+        for connection in connections.values where connection.closing && monotonic - connection.closingSince > 5_000_000_000 {
+            close(connection)
+        }
+        if let interval = watchdogInterval, monotonic - lastWatchdog > interval * 1000 / 2 {
+            lastWatchdog = monotonic
+            _ = try? Systemd.notify("WATCHDOG=1")
+        }
+    }
+
+    func reloadConfiguration() {
+        reloadRequested = false
+        guard let reload else { return }
+        _ = try? Systemd.notify("RELOADING=1\nMONOTONIC_USEC=\(MonotonicClock.nowNanos() / 1000)")
+        do {
+            let fresh = try reload()
+            configuration = fresh
+            run(.applyRules(fresh.rules), connection: nil, tag: nil, now: now)
+            DaemonLog.notice("Reloaded the configuration.")
+        } catch {
+            DaemonLog.error("Failed to reload the configuration, keeping the old one: \(error)")
+        }
+        _ = try? Systemd.notify("READY=1\nSTATUS=\(statusLine)")
+    }
+
+    var statusLine: String {
+        "Serving \(connections.count) connections, \(authenticator.state.contexts.count) contexts"
+    }
+
+    // MARK: - Output
+
+    /// Queues bytes for a connection, behind the newest undurable failure (S-40).
+    func send(_ bytes: [UInt8], to connection: Connection) {
+        connection.enqueue(bytes, gate: authenticator.gate, durable: authenticator.recorder.durableSeq)
+        if !connection.held.isEmpty { holding.insert(connection.id) }
+        if connection.pendingOutputBytes > configuration.daemon.maxPendingBytes, !connection.closing {
+            // A client that does not read its replies: answer once and close.
+            counters.pendingOverflows += 1
+            connection.held.removeAll()
+            connection.output.removeAll()
+            connection.sentUpTo = 0
+            writer.bytes.removeAll(keepingCapacity: true)
+            writer.appendProtocolError(tag: "*", ProtocolError(.limitExceeded, "Too many unread replies."))
+            writer.appendBye(reason: "limit")
+            connection.output.append(contentsOf: writer.bytes)
+            beginClose(connection)
+        }
+    }
+
+    func releaseDurableOutput() {
+        guard !holding.isEmpty else { return }
+        let durable = authenticator.recorder.durableSeq
+        for id in holding {
+            guard let connection = connections[id] else { holding.remove(id); continue }
+            connection.release(durable: durable)
+            if connection.held.isEmpty { holding.remove(id) }
+        }
+    }
+
+    func flushAll() {
+        for connection in connections.values where connection.hasUnsentOutput || connection.closing {
+            flush(connection)
+        }
+    }
+
+    func flush(_ connection: Connection) {
+        if !connection.flush() {
+            close(connection)
+            return
+        }
+        if connection.closing && connection.isDrained && connection.evaluationTags.isEmpty {
+            close(connection)
+            return
+        }
+        let wantWritable = connection.hasUnsentOutput
+        if wantWritable != connection.watchingWritable {
+            connection.watchingWritable = wantWritable
+            let reading: Epoll.Events = connection.closing ? [] : [.readable, .readHangUp]
+            let events: Epoll.Events = wantWritable ? reading.union(.writable) : reading
+            try? epoll.modify(connection.fd, events: events, data: connection.id)
+        }
+    }
+}
+
+/// What the daemon counts for `stats` and STATUS=.
+struct Counters {
+    var accepted = 0
+    var refusedConnections = 0
+    var linesTooLong = 0
+    var badLines = 0
+    var idleLineTimeouts = 0
+    var pendingOverflows = 0
+    var permissionDenied = 0
+    var requests = 0
+}

@@ -1,0 +1,162 @@
+// Accepting, reading and closing connections. Identity comes from
+// SO_PEERCRED at accept time; limits are enforced here (MaxConnections,
+// MaxConnectionsPerUser, line length, half lines).
+import LocalAuthCore
+import LocalAuthProtocol
+import LocalAuthSystem
+
+extension Server {
+    func acceptAll() {
+        while !stopping {
+            let accepted: FileDescriptor?
+            do {
+                accepted = try UnixSocket.accept(listener)
+            } catch {
+                // EMFILE and friends: stop for now, the next tick retries.
+                DaemonLog.error("Failed to accept a connection: \(error)")
+                return
+            }
+            guard let fd = accepted else { return }
+            guard let peer = try? PeerCredentials(socket: fd) else {
+                try? fd.close()
+                continue
+            }
+            let perUser = connectionsPerUser[peer.uid, default: 0]
+            if connections.count >= configuration.daemon.maxConnections || perUser >= configuration.daemon.maxConnectionsPerUser {
+                counters.refusedConnections += 1
+                var refusal = LineWriter(capacity: 160)
+                refusal.appendProtocolError(tag: "*", ProtocolError(.limitExceeded, "Too many connections."))
+                refusal.appendBye(reason: "limit")
+                _ = try? fd.send(refusal.bytes)
+                try? fd.close()
+                continue
+            }
+            let connection = Connection(id: nextConnectionID, fd: fd, peer: peer, isAdmin: isAdministrator(peer.uid))
+            nextConnectionID += 1
+            do {
+                try epoll.add(fd, events: [.readable, .readHangUp], data: connection.id)
+            } catch {
+                try? fd.close()
+                continue
+            }
+            connections[connection.id] = connection
+            connectionsPerUser[peer.uid, default: 0] += 1
+            counters.accepted += 1
+        }
+    }
+
+    /// Admin = uid 0, the daemon's own uid, or a member of AdminGroup.
+    func isAdministrator(_ uid: UserID) -> Bool {
+        if uid == 0 || uid == daemonUID { return true }
+        guard let group = configuration.daemon.adminGroup, !group.isEmpty else { return false }
+        return (try? Accounts.isMember(uid: uid, ofGroupNamed: group)) ?? false
+    }
+
+    func connectionEvent(_ id: UInt64, _ events: Epoll.Events) {
+        guard let connection = connections[id] else { return }
+        if connection.closing && (events.contains(.hangUp) || events.contains(.error)) {
+            return close(connection)  // nobody left to read what is owed
+        }
+        if events.contains(.writable) { flush(connection) }
+        guard connections[id] != nil else { return }
+        if events.contains(.readable) || events.contains(.readHangUp) || events.contains(.hangUp) || events.contains(.error) {
+            read(connection)
+        }
+    }
+
+    func read(_ connection: Connection) {
+        var budget = 16  // reads per wakeup, so one client cannot starve the rest
+        while budget > 0, !connection.closing {
+            budget -= 1
+            let count: Int?
+            do {
+                count = try readBuffer.withUnsafeMutableBytes { buffer throws(SystemError) in
+                    try connection.fd.receive(into: buffer)
+                }
+            } catch {
+                peerGone(connection)
+                return
+            }
+            guard let count else { break }  // would block
+            if count == 0 {
+                peerGone(connection)
+                return
+            }
+            readBuffer.withUnsafeBytes { connection.splitter.append(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+            processLines(connection)
+        }
+        if !connection.closing {
+            connection.partialLineSince = connection.splitter.hasPartialLine
+                ? (connection.partialLineSince ?? MonotonicClock.nowNanos()) : nil
+        }
+    }
+
+    func processLines(_ connection: Connection) {
+        while !connection.closing, let event = connection.splitter.next() {
+            switch event {
+            case .lineTooLong:
+                counters.linesTooLong += 1
+                writer.bytes.removeAll(keepingCapacity: true)
+                writer.appendProtocolError(tag: "*", ProtocolError(.lineTooLong, "Lines are limited to 8192 bytes."))
+                writer.appendBye(reason: "protocol")
+                send(writer.bytes, to: connection)
+                beginClose(connection)
+            case .line(let line):
+                counters.requests += 1
+                connection.partialLineSince = nil
+                switch Request.parse(line) {
+                case .failure(let failure):
+                    counters.badLines += 1
+                    writer.bytes.removeAll(keepingCapacity: true)
+                    writer.append(failure)
+                    send(writer.bytes, to: connection)
+                case .request(let request):
+                    dispatch(request, on: connection)
+                }
+            }
+        }
+    }
+
+    /// The client finished sending (EOF) or went away: its contexts end
+    /// (S-14), replies already owed are still sent if it is reading (a
+    /// half-closed `socat` session), then the socket closes.
+    func peerGone(_ connection: Connection) {
+        beginClose(connection)
+        flush(connection)
+    }
+
+    func endContexts(of connection: Connection) {
+        for ctx in connection.contexts.sorted() {
+            run(.invalidate(ctx: ctx, reason: .disconnect), connection: connection, tag: nil, now: now)
+            contextOwners[ctx] = nil
+        }
+        connection.contexts.removeAll()
+        connection.evaluationTags.removeAll()
+    }
+
+    /// Stops reading, ends the connection's contexts (their evaluations get
+    /// their one final answer first, S-33); the socket closes once drained.
+    func beginClose(_ connection: Connection) {
+        guard !connection.closing else { return }
+        connection.closing = true
+        connection.closingSince = MonotonicClock.nowNanos()
+        connection.partialLineSince = nil
+        endContexts(of: connection)
+        // No more reading: watch only for writability while output is unsent.
+        let events: Epoll.Events = connection.hasUnsentOutput ? [.writable] : []
+        try? epoll.modify(connection.fd, events: events, data: connection.id)
+        connection.watchingWritable = connection.hasUnsentOutput
+    }
+
+    func close(_ connection: Connection) {
+        guard connections[connection.id] != nil else { return }
+        if !connection.contexts.isEmpty { endContexts(of: connection) }
+        try? epoll.remove(connection.fd)
+        try? connection.fd.close()
+        connections[connection.id] = nil
+        holding.remove(connection.id)
+        let uid = connection.peer.uid
+        connectionsPerUser[uid, default: 1] -= 1
+        if connectionsPerUser[uid] == 0 { connectionsPerUser[uid] = nil }
+    }
+}

@@ -1,0 +1,75 @@
+// new, set, get, invalidate, can-evaluate: a context's life (S-12..S-20).
+import LocalAuthCore
+import LocalAuthProtocol
+import LocalAuthSystem
+
+extension Server {
+    func newContext(_ request: Request, _ connection: Connection) {
+        guard connection.contexts.count < configuration.daemon.maxContextsPerConnection else {
+            return reply(connection, request.tag, ProtocolError(.limitExceeded,
+                "At most \(configuration.daemon.maxContextsPerConnection) contexts per connection; invalidate some first."))
+        }
+        let random = SecureRandom.bytes(16)
+        guard let ctx = ContextID(bytes: random) else { return }
+        let outcome = run(.createContext(ctx: ctx, uid: connection.peer.uid, pid: connection.peer.pid),
+                          connection: connection, tag: request.tag, now: now)
+        guard events(outcome, connection, request.tag) != nil else { return }
+        connection.contexts.insert(ctx)
+        contextOwners[ctx] = connection.id
+        replyOK(connection, request.tag, [("ctx", ctx.hex)])
+    }
+
+    func setProperties(_ request: Request, _ connection: Connection) {
+        guard let ctx = ownedContext(request, connection) else { return }
+        var properties: [ContextProperty] = []
+        for argument in request.arguments where argument.key != "ctx" {
+            guard let property = ContextProperty(name: argument.key, value: argument.value) else {
+                return reply(connection, request.tag, ProtocolError(.badArgument, "Bad value for \(argument.key)."))
+            }
+            properties.append(property)
+        }
+        // All values were checked first, so a bad one changes nothing.
+        for property in properties {
+            let outcome = run(.setProperty(ctx: ctx, property: property), connection: connection, tag: request.tag, now: now)
+            guard events(outcome, connection, request.tag) != nil else { return }
+        }
+        replyOK(connection, request.tag)
+    }
+
+    func getContext(_ request: Request, _ connection: Connection) {
+        guard let ctx = ownedContext(request, connection), let context = authenticator.state.contexts[ctx] else { return }
+        replyOK(connection, request.tag, [
+            ("state", context.isOpen ? "open" : "invalidated"), ("biometry", context.biometry.wireName),
+            ("domain-state", context.domainState), ("fallback-title", context.fallbackTitle ?? ContextState.defaultFallbackTitle),
+            ("cancel-title", context.effectiveCancelTitle), ("reuse-duration", String(context.reuseDuration)),
+            ("interaction-not-allowed", context.interactionNotAllowed ? "true" : "false"),
+        ])
+    }
+
+    func invalidate(_ request: Request, _ connection: Connection) {
+        guard let ctx = ownedContext(request, connection) else { return }
+        let outcome = run(.invalidate(ctx: ctx, reason: .app), connection: connection, tag: request.tag, now: now)
+        guard events(outcome, connection, request.tag) != nil else { return }
+        replyOK(connection, request.tag)
+    }
+
+    func canEvaluate(_ request: Request, _ connection: Connection) {
+        guard let ctx = ownedContext(request, connection), let policy = policy(request, connection) else { return }
+        let outcome = run(.canEvaluate(ctx: ctx, policy: policy), connection: connection, tag: request.tag, now: now)
+        guard let events = events(outcome, connection, request.tag) else { return }
+        for event in events {
+            guard case .policyChecked(let uid, _, _, let biometry, let result, let reason) = event.body else { continue }
+            if let code = result {
+                var failure = Failure(code, reason: reason)
+                if reason == "passcode-required" { failure.message = "Passcode is required to enable biometry." }
+                return reply(connection, request.tag, failure, biometry: biometry)
+            }
+            var pairs = [("biometry", biometry.wireName)]
+            let token = authenticator.state.user(uid).domainState
+            if policy == .biometrics || policy == .biometricsOrCompanion, !token.isEmpty {
+                pairs.append(("domain-state", token))
+            }
+            return replyOK(connection, request.tag, pairs)
+        }
+    }
+}

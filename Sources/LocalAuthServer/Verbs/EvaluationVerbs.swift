@@ -1,0 +1,61 @@
+// evaluate and the answers to its prompts: fallback, passcode, cancel
+// (SEMANTICS §6). The evaluation's own replies (PROMPT, OK, ERR) carry the
+// evaluate request's tag and are sent by `deliver` as events happen.
+import LocalAuthCore
+import LocalAuthProtocol
+
+extension Server {
+    func evaluate(_ request: Request, _ connection: Connection) {
+        guard let ctx = ownedContext(request, connection), let policy = policy(request, connection) else { return }
+        // S-21: a missing reason is bad-argument (Apple raises), like an empty one.
+        let reason = request.arguments.value(for: "reason") ?? ""
+        let previousTag = connection.evaluationTags[ctx]
+        if previousTag == nil { connection.evaluationTags[ctx] = request.tag }
+        let outcome = run(.evaluate(ctx: ctx, policy: policy, reason: reason), connection: connection, tag: request.tag, now: now)
+        if events(outcome, connection, request.tag) == nil, previousTag == nil {
+            connection.evaluationTags[ctx] = nil
+        }
+    }
+
+    func fallback(_ request: Request, _ connection: Connection) {
+        guard let ctx = ownedContext(request, connection) else { return }
+        answer(.fallback(ctx: ctx), request, connection)
+    }
+
+    func cancel(_ request: Request, _ connection: Connection) {
+        guard let ctx = ownedContext(request, connection) else { return }
+        answer(.cancel(ctx: ctx), request, connection)
+    }
+
+    /// Replies OK before delivering the evaluation's events, so the answer
+    /// to `fallback`/`cancel` precedes the PROMPT or final reply it causes.
+    private func answer(_ command: Command, _ request: Request, _ connection: Connection) {
+        switch decide(command, authenticator.state, now: now) {
+        case .failure(let rejection):
+            return reply(connection, request.tag, rejection)
+        case .success:
+            replyOK(connection, request.tag)
+            _ = events(run(command, connection: connection, tag: request.tag, now: now), connection, request.tag)
+        }
+    }
+
+    func passcode(_ request: Request, _ connection: Connection) {
+        guard let ctx = ownedContext(request, connection) else { return }
+        guard let secret = request.arguments.value(for: "secret") else {
+            return reply(connection, request.tag, ProtocolError(.missingArgument, "secret= is required."))
+        }
+        let current = now
+        guard case .success(let planned) = decide(.submitPasscode(ctx: ctx), authenticator.state, now: current) else {
+            return reply(connection, request.tag, ProtocolError(.badState, "No passcode prompt is waiting."))
+        }
+        replyOK(connection, request.tag)
+        let outcome = run(.submitPasscode(ctx: ctx), connection: connection, tag: request.tag, now: current)
+        guard case .events = outcome else { return }
+        // A refusal (delay started elsewhere) ended the evaluation: no check.
+        guard let submitted = planned.last, case .passcodeSubmitted(let uid, _, let eval) = submitted.body else { return }
+        let token = nextCheckToken
+        nextCheckToken += 1
+        pendingChecks[token] = .evaluation(uid: uid, ctx: ctx, eval: eval)
+        workers.submit(token: token, .verify(secret: Array(secret.utf8), hash: passcodes.hash(for: uid)))
+    }
+}

@@ -1,0 +1,35 @@
+// hello, ping, quit, stats: the connection itself.
+import LocalAuthCore
+import LocalAuthProtocol
+
+extension Server {
+    func hello(_ request: Request, _ connection: Connection) {
+        if let wanted = request.arguments.value(for: "protocol"), wanted != "1" {
+            return reply(connection, request.tag, ProtocolError(.badArgument, "Only protocol 1 is spoken here."))
+        }
+        replyOK(connection, request.tag, [
+            ("protocol", "1"), ("server", "localauthd/\(version)"), ("uid", String(connection.peer.uid)),
+            ("biometry", authenticator.state.rules.biometryType.wireName),
+        ])
+    }
+
+    func ping(_ request: Request, _ connection: Connection) {
+        replyOK(connection, request.tag)
+    }
+
+    func quit(_ request: Request, _ connection: Connection) {
+        replyOK(connection, request.tag)
+        beginClose(connection)
+    }
+
+    func stats(_ request: Request, _ connection: Connection) {
+        replyOK(connection, request.tag, [
+            ("connections", String(connections.count)), ("contexts", String(authenticator.state.contexts.count)),
+            ("accepted", String(counters.accepted)), ("refused-connections", String(counters.refusedConnections)),
+            ("requests", String(counters.requests)), ("bad-lines", String(counters.badLines)),
+            ("lines-too-long", String(counters.linesTooLong)), ("idle-line-timeouts", String(counters.idleLineTimeouts)),
+            ("pending-overflows", String(counters.pendingOverflows)), ("permission-denied", String(counters.permissionDenied)),
+            ("log-seq", String(authenticator.recorder.lastSeq)), ("durable-seq", String(authenticator.recorder.durableSeq)),
+        ])
+    }
+}
