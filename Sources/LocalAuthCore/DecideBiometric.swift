@@ -13,8 +13,8 @@ extension Decision {
 
         // A lock that arrived while the prompt waited (S-6 via set-passcode,
         // S-41): a locked-out user never gets a biometric success.
-        if user.biometryLockedOut || user.adminLocked {
-            if biometricOnly { return fail(context, ctx, eval, Failure(.biometryLockout)) }
+        if let problem = state.biometryUnusable(uid, now: now) {
+            if biometricOnly || problem.code == .passcodeNotSet { return fail(context, ctx, eval, problem) }
             return enterPasscodePhase(context, ctx, eval, passcodeFailures: user.passcodeFailures)
         }
 

@@ -4,7 +4,8 @@
 extension Decision {
     mutating func canEvaluate(_ ctx: ContextID, policy: Policy) throws {
         let context = try self.context(ctx)
-        guard policy != .wrist else {
+        // S-18: an invalidated context answers invalidContext before policy 5 is refused.
+        guard policy != .wrist || !context.isOpen else {
             throw Rejection(.badArgument, "Policy 5 (wrist detection) is not supported.")
         }
         let failure = policyCheck(context, policy: policy)

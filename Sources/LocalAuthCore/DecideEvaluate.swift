@@ -6,7 +6,7 @@ extension Decision {
         let context = try self.context(ctx)
         // S-21 and S-18 step 2: protocol errors, no evaluation starts.
         guard !reason.isEmpty else { throw Rejection(.badArgument, "A non-empty reason is required.") }
-        guard policy != .wrist else { throw Rejection(.badArgument, "Policy 5 (wrist detection) is not supported.") }
+        guard policy != .wrist || !context.isOpen else { throw Rejection(.badArgument, "Policy 5 (wrist detection) is not supported.") }
         // S-22: one evaluation per context at a time.
         guard context.evaluation == nil else {
             throw Rejection(.busy, "An evaluation is already running on this context.")

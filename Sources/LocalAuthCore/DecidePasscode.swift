@@ -38,6 +38,13 @@ extension Decision {
             waiting = context
         }
 
+        // S-6: an admin lock reached while this attempt was being checked wins.
+        if correct, user.adminLocked {
+            if let context = waiting, let ctx, let eval {
+                enterPasscodePhase(context, ctx, eval, passcodeFailures: user.passcodeFailures)
+            }
+            return
+        }
         if correct {
             emit(.passcodeAccepted(uid: uid, ctx: ctx, eval: eval))
             if let context = waiting, let ctx, let eval {

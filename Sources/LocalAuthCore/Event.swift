@@ -88,7 +88,8 @@ public enum ContextProperty: Sendable, Equatable {
         case "localized-reason": self = .localizedReason(value)
         case "reuse-duration":
             guard !value.isEmpty, value.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
-            let seconds = value.utf8.count > 6 ? AuthLimits.maximumReuseDuration : (Int64(value) ?? 0)
+            let digits = value.drop(while: { $0 == "0" })  // "0000010" is 10, not "long"
+            let seconds = digits.utf8.count > 6 ? AuthLimits.maximumReuseDuration : (Int64(digits) ?? 0)
             self = .reuseDuration(min(seconds, AuthLimits.maximumReuseDuration))
         case "interaction-not-allowed":
             switch value {

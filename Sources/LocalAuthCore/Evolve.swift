@@ -59,7 +59,8 @@ extension AuthState {
             contexts[ctx]?.evaluation = Evaluation(id: eval, policy: policy, reason: reason)
         case .promptShown(let uid, let ctx, _, let prompt):
             contexts[ctx]?.evaluation?.phase = prompt.kind == .biometric ? .biometric(prompt) : .passcode(prompt)
-            contexts[ctx]?.evaluation?.promptedAt = time
+            // S-31/S-8: on the same timeline as expirePrompts (the clock's high-water mark).
+            contexts[ctx]?.evaluation?.promptedAt = clockHighWater
             users[uid, default: UserState()].promptHolder = ctx
             prompting.insert(ctx)
         case .biometricMatched(let uid, _, _):

@@ -71,9 +71,16 @@ extension Server {
                 let outcome = run(.passcodeChecked(uid: uid, ctx: nil, eval: nil, correct: completion.correct, repeated: repeated),
                                   connection: nil, tag: nil, now: now)
                 let connection = connections[id]
-                guard completion.correct else {
+                // Only a recorded acceptance lets the change go on: a correct
+                // old passcode of an admin-locked user is still refused (S-6).
+                var accepted = false
+                if case .events(let events) = outcome {
+                    accepted = events.contains { if case .passcodeAccepted = $0.body { return true } else { return false } }
+                }
+                guard accepted else {
                     if let connection, events(outcome, connection, tag) != nil {
-                        var failure = Failure(.authenticationFailed, message: "The old passcode is wrong.")
+                        var failure = Failure(.authenticationFailed,
+                                              message: completion.correct ? "Passcode entry is disabled." : "The old passcode is wrong.")
                         let retry = authenticator.state.passcodeRetryAfter(uid, now: now)
                         if retry > 0 { failure.retryAfter = retry }
                         failure.adminLocked = authenticator.state.user(uid).adminLocked

@@ -1,0 +1,184 @@
+// SEMANTICS §7 and §8: administration (S-35, S-36) and events (S-37 .. S-41),
+// plus the constants of §2.
+
+import XCTest
+@testable import LocalAuthCore
+
+final class AdminAndLogRuleTests: XCTestCase {
+    // S-35: who is an administrator is the daemon's check; the core records
+    // every administrative fact with the acting uid (`by`).
+    func test_S35_adminActionsAreRecordedWithTheAdminsUid() {
+        let s = Scenario()
+        let operatorUid: UserID = 500
+        s.when(.enroll(uid: alice, template: "thumb", by: operatorUid, domainState: "d1"))
+        s.then(.enrollmentChanged(uid: alice, templates: ["thumb"], by: operatorUid, domainState: "d1"))
+        s.when(.unenroll(uid: alice, template: nil, by: admin, domainState: "d2"))
+        s.then(.enrollmentChanged(uid: alice, templates: [], by: admin, domainState: "d2"))
+        s.when(.changePasscode(uid: alice, set: true, by: operatorUid))
+        s.then(.passcodeChanged(uid: alice, set: true, by: operatorUid))
+        s.when(.changePasscode(uid: alice, set: false, by: admin))
+        s.then(.passcodeChanged(uid: alice, set: false, by: admin))
+        XCTAssertFalse(s.user(alice).passcodeSet)
+        s.when(.reportUnlock(uid: alice, by: operatorUid))
+        s.then(.deviceUnlocked(uid: alice, by: operatorUid))
+        XCTAssertEqual(s.user(alice).lastDeviceUnlock, s.now)
+        s.when(.reset(uid: bob, by: operatorUid))
+        s.then(.userReset(uid: bob, by: operatorUid))
+        s.when(.repairLog(firstLostSeq: 12, by: operatorUid))
+        s.then(.logRepaired(firstLostSeq: 12, by: operatorUid))
+        XCTAssertEqual(s.state.status(alice, now: s.now).templates, 0)
+    }
+
+    // S-36: a user setting their own passcode gives the old one, checked as
+    // an attempt (counted); the change is recorded with the user's own uid.
+    func test_S36_ownPasscodeChangeChecksTheOldOneAsACountedAttempt() {
+        let s = Scenario()
+        s.setPasscode(alice)
+        s.when(.passcodeChecked(uid: alice, ctx: nil, eval: nil, correct: false, repeated: false))
+        s.then(.passcodeRejected(uid: alice, ctx: nil, eval: nil, counted: true))
+        XCTAssertEqual(s.user(alice).passcodeFailures, 1)
+        s.when(.passcodeChecked(uid: alice, ctx: nil, eval: nil, correct: false, repeated: true))
+        s.then(.passcodeRejected(uid: alice, ctx: nil, eval: nil, counted: false))
+        XCTAssertEqual(s.user(alice).passcodeFailures, 1)
+        s.when(.passcodeChecked(uid: alice, ctx: nil, eval: nil, correct: true, repeated: false))
+        s.then(.passcodeAccepted(uid: alice, ctx: nil, eval: nil))
+        XCTAssertEqual(s.user(alice).passcodeFailures, 0)
+        s.when(.changePasscode(uid: alice, set: true, by: alice))
+        s.then(.passcodeChanged(uid: alice, set: true, by: alice))
+        // Six wrong old passcodes start a delay like any attempt.
+        for _ in 0..<6 {
+            s.given(.passcodeChecked(uid: alice, ctx: nil, eval: nil, correct: false, repeated: false))
+        }
+        XCTAssertEqual(s.state.status(alice, now: s.now).retryAfter, 60)
+    }
+
+    func test_S37_eventKindsHaveStableUniqueNamesAndCodes() {
+        let kinds = EventKind.allCases
+        XCTAssertEqual(Set(kinds.map(\.name)).count, kinds.count)
+        XCTAssertEqual(kinds.map(\.rawValue), Array(1...UInt16(kinds.count)), "codes are dense and append-only")
+        for kind in kinds { XCTAssertEqual(EventKind(name: kind.name), kind) }
+        let audit = ["daemon-started", "daemon-stopped", "context-created", "context-property-set",
+                     "context-invalidated", "policy-checked", "evaluation-started", "biometric-matched",
+                     "biometric-failed", "biometric-retry", "fallback-chosen", "passcode-accepted",
+                     "passcode-rejected", "evaluation-succeeded", "evaluation-failed", "enrollment-changed",
+                     "passcode-changed", "device-unlocked", "user-reset", "log-repaired"]
+        for name in audit { XCTAssertNotNil(EventKind(name: name), "AUDIT.md type \(name)") }
+    }
+
+    func test_S37_stateChangingCommandsAreRecordedAndPureQueriesChangeNothing() {
+        let s = Scenario()
+        s.readyUser(alice)
+        s.newContext(ctx(1), uid: alice)
+        let before = s.state
+        s.when(.applyRules(.default))
+        s.then()  // the same rules: nothing to record
+        XCTAssertEqual(s.state, before)
+        let faceID = Rules.default.with { $0.biometryType = .faceID }
+        s.when(.applyRules(faceID))
+        s.then(.rulesApplied(faceID))
+        XCTAssertEqual(s.state.rules, faceID)
+        // Rejections never change state.
+        let snapshot = s.state
+        s.when(.cancel(ctx: ctx(1)))
+        s.thenRejected(.badState)
+        XCTAssertEqual(s.state, snapshot)
+    }
+
+    func test_S38_liveStateIsTheFoldOfTheLog() {
+        let s = Scenario()
+        s.readyUser(alice)
+        s.setPasscode(bob)
+        s.newContext(ctx(1), uid: alice)
+        s.newContext(ctx(2), uid: bob)
+        s.failBiometry(alice, on: ctx(1), times: 6)
+        s.evaluate(ctx(1), .owner)
+        s.enterPasscode(ctx(1), correct: false)
+        s.failPasscode(on: ctx(2), times: 7)
+        s.given(.reportUnlock(uid: alice, by: admin), .invalidate(ctx: ctx(2), reason: .app))
+        XCTAssertEqual(s.refolded, s.state)
+        XCTAssertEqual(s.refolded.eventCount, UInt64(s.log.count))
+        // Folding from a midpoint (a snapshot) gives the same state.
+        let mid = s.log.count / 2
+        let snapshot = s.log.prefix(mid).reduce(AuthState(), AuthState.evolve)
+        XCTAssertEqual(s.log.suffix(from: mid).reduce(snapshot, AuthState.evolve), s.state)
+        XCTAssertEqual(s.refolded.status(bob, now: s.now), s.state.status(bob, now: s.now))
+    }
+
+    func test_S39_noEventCarriesAPasscode() {
+        // The core never receives a secret: no command has a field for one.
+        // What a wrong attempt leaves is a bare verdict.
+        let s = Scenario()
+        s.setPasscode(alice)
+        s.newContext(ctx(1), uid: alice)
+        s.evaluate(ctx(1), .owner)
+        s.enterPasscode(ctx(1), correct: false)
+        XCTAssertEqual(s.emitted.first, .passcodeRejected(uid: alice, ctx: ctx(1), eval: 1, counted: true))
+    }
+
+    func test_S40_failuresAreTheSecurityFailuresAndComeFirst() {
+        let failures = EventKind.allCases.filter {
+            switch $0 {
+            case .biometricFailed, .passcodeRejected: return true
+            default: return false
+            }
+        }
+        XCTAssertEqual(failures, [.biometricFailed, .passcodeRejected])
+        XCTAssertTrue(EventBody.biometricFailed(uid: 1, ctx: ctx(1), eval: 1).isSecurityFailure)
+        XCTAssertTrue(EventBody.passcodeRejected(uid: 1, ctx: nil, eval: nil, counted: false).isSecurityFailure)
+        XCTAssertFalse(EventBody.biometricMatched(uid: 1, ctx: ctx(1), eval: 1).isSecurityFailure)
+        // The failure is emitted before any event that reveals its outcome.
+        let s = Scenario()
+        s.readyUser(alice)
+        s.newContext(ctx(1), uid: alice)
+        s.failBiometry(alice, on: ctx(1), times: 3)
+        XCTAssertEqual(s.emitted.first?.kind, .biometricFailed)
+        s.evaluate(ctx(1), .owner)
+        s.feed(alice, .disconnect)
+        s.enterPasscode(ctx(1), correct: false)
+        XCTAssertEqual(s.emitted.first?.kind, .passcodeRejected)
+    }
+
+    func test_S41_logRepairLeavesEveryUserLockedOutOfBiometry() {
+        let s = Scenario()
+        s.readyUser(alice)
+        s.readyUser(bob)
+        s.newContext(ctx(1), uid: alice)
+        s.when(.repairLog(firstLostSeq: 3, by: admin))
+        s.then(.logRepaired(firstLostSeq: 3, by: admin))
+        XCTAssertTrue(s.user(alice).biometryLockedOut)
+        XCTAssertTrue(s.user(bob).biometryLockedOut)
+        s.canEvaluate(ctx(1), .biometrics)
+        s.then(.policyChecked(uid: alice, ctx: ctx(1), policy: .biometrics, biometry: .touchID,
+                              result: .biometryLockout, reason: nil))
+        s.evaluate(ctx(1), .owner)
+        s.then(started(alice, ctx(1), 1, .owner), prompted(alice, ctx(1), 1, passcodePrompt(left: 6)))
+        s.enterPasscode(ctx(1), correct: true)
+        XCTAssertFalse(s.user(alice).biometryLockedOut, "the passcode proves the user again")
+        XCTAssertTrue(s.user(bob).biometryLockedOut)
+    }
+
+    func test_Constants_rawValuesAndWireNames() {
+        XCTAssertEqual(Policy.allCases.map(\.rawValue), [1, 2, 3, 4, 5])
+        XCTAssertEqual(BiometryType.allCases.map(\.rawValue), [0, 1, 2, 4])
+        let codes: [LAErrorCode: Int] = [
+            .authenticationFailed: -1, .userCancel: -2, .userFallback: -3, .systemCancel: -4,
+            .passcodeNotSet: -5, .biometryNotAvailable: -6, .biometryNotEnrolled: -7, .biometryLockout: -8,
+            .appCancel: -9, .invalidContext: -10, .companionNotAvailable: -11, .biometryNotPaired: -12,
+            .biometryDisconnected: -13, .invalidDimensions: -14, .notInteractive: -1004,
+        ]
+        XCTAssertEqual(codes.count, LAErrorCode.allCases.count)
+        for (code, raw) in codes { XCTAssertEqual(code.rawValue, raw) }
+        XCTAssertEqual(LAErrorCode.touchIDLockout.wireName, "biometryLockout")
+        XCTAssertEqual(LAErrorCode.touchIDNotAvailable, .biometryNotAvailable)
+        XCTAssertEqual(LAErrorCode.touchIDNotEnrolled, .biometryNotEnrolled)
+        XCTAssertEqual(LAErrorCode.watchNotAvailable, .companionNotAvailable)
+        for code in LAErrorCode.allCases { XCTAssertEqual(LAErrorCode(wireName: code.wireName), code) }
+        for policy in Policy.allCases {
+            XCTAssertEqual(Policy(wireName: policy.wireName), policy)
+            XCTAssertEqual(Policy(wireName: String(policy.rawValue)), policy)
+        }
+        XCTAssertEqual(Policy(wireName: "deviceOwnerAuthenticationWithBiometricsOrWatch"), .biometricsOrCompanion)
+        for type in BiometryType.allCases { XCTAssertEqual(BiometryType(wireName: type.wireName), type) }
+        XCTAssertEqual(laErrorDomain, "com.apple.LocalAuthentication")
+    }
+}
