@@ -1,0 +1,82 @@
+// An event as auditors see it (AUDIT.md "JSON event lines"): `type` and its
+// fields in snake_case, typed for JSON. The short and verbose formats of
+// `log` print the same fields, so the three never disagree.
+
+import LocalAuthCore
+
+enum EventFields {
+    static func fields(_ body: EventBody) -> [(String, JSONValue)] {
+        func ctx(_ id: ContextID) -> (String, JSONValue) { ("ctx", .string(id.hex)) }
+        func uid(_ id: UserID) -> (String, JSONValue) { ("uid", .number(id)) }
+        func eval(_ id: EvaluationID) -> (String, JSONValue) { ("eval", .number(id)) }
+        switch body {
+        case .daemonStarted(let version, let bootID, let pid):
+            return [("version", .string(version)), ("boot_id", .string(bootID)), ("pid", .number(pid))]
+        case .daemonStopped:
+            return []
+        case .contextCreated(let u, let c, let pid):
+            return [uid(u), ctx(c), ("pid", .number(pid))]
+        case .contextPropertySet(let u, let c, let property):
+            return [uid(u), ctx(c), ("name", .string(property.name)), ("value", .string(property.value))]
+        case .contextInvalidated(let u, let c, let reason):
+            return [uid(u), ctx(c), ("reason", .string(reason.rawValue))]
+        case .policyChecked(let u, let c, let policy, let biometry, let result, let reason):
+            var fields = [uid(u), ctx(c), ("policy", .number(policy.rawValue)), ("biometry", .string(biometry.wireName)),
+                          ("result", .string(result?.wireName ?? "ok"))]
+            if let reason { fields.append(("reason", .string(reason))) }
+            return fields
+        case .evaluationStarted(let u, let c, let e, let policy, let reason):
+            return [uid(u), ctx(c), eval(e), ("policy", .number(policy.rawValue)), ("reason", .string(reason))]
+        case .promptShown(let u, let c, let e, let prompt):
+            var fields = [uid(u), ctx(c), eval(e), ("kind", .string(prompt.kind.rawValue))]
+            if prompt.kind == .biometric {
+                fields += [("attempt", .number(prompt.attempt)), ("fallback", .bool(prompt.fallbackOffered))]
+            } else {
+                fields.append(("attempts_left", .number(prompt.attemptsLeft)))
+            }
+            if let message = prompt.message { fields.append(("message", .string(message))) }
+            return fields
+        case .biometricMatched(let u, let c, let e), .biometricFailed(let u, let c, let e),
+             .fallbackChosen(let u, let c, let e), .biometricDisconnected(let u, let c, let e),
+             .passcodeSubmitted(let u, let c, let e):
+            return [uid(u), ctx(c), eval(e)]
+        case .biometricRetry(let u, let c, let e, let message):
+            return [uid(u), ctx(c), eval(e), ("message", .string(message))]
+        case .passcodeAccepted(let u, let c, let e):
+            return [uid(u)] + (c.map { [ctx($0)] } ?? []) + (e.map { [eval($0)] } ?? [])
+        case .passcodeRejected(let u, let c, let e, let counted):
+            return [uid(u)] + (c.map { [ctx($0)] } ?? []) + (e.map { [eval($0)] } ?? []) + [("counted", .bool(counted))]
+        case .evaluationSucceeded(let u, let c, let e, let method):
+            return [uid(u), ctx(c), eval(e), ("method", .string(method.rawValue))]
+        case .evaluationFailed(let u, let c, let e, let failure):
+            var fields = [uid(u), ctx(c), eval(e), ("code", .number(failure.code.rawValue)),
+                          ("name", .string(failure.code.wireName)), ("message", .string(failure.message))]
+            if let reason = failure.reason { fields.append(("reason", .string(reason))) }
+            if let retry = failure.retryAfter { fields.append(("retry_after", .int(retry))) }
+            if failure.adminLocked { fields.append(("admin_locked", .bool(true))) }
+            return fields
+        case .enrollmentChanged(let u, let templates, let by, _):
+            return [uid(u), ("templates", .number(templates.count)), ("by", .number(by))]
+        case .passcodeChanged(let u, let set, let by):
+            return [uid(u), ("set", .bool(set)), ("by", .number(by))]
+        case .deviceUnlocked(let u, let by), .userReset(let u, let by):
+            return [uid(u), ("by", .number(by))]
+        case .logRepaired(let firstLostSeq, let by):
+            return [("first_lost_seq", .number(firstLostSeq)), ("by", .number(by))]
+        case .rulesApplied(let rules):
+            return [
+                ("biometry", .string(rules.biometryType.wireName)),
+                ("attempts_per_evaluation", .number(rules.attemptsPerEvaluation)),
+                ("lockout_threshold", .number(rules.lockoutThreshold)),
+                ("prompt_timeout_sec", .int(rules.promptTimeout / TimeText.second)),
+                ("passcode_required_after_sec", .int(rules.passcodeRequiredAfter / TimeText.second)),
+                ("passcode_required_after_boot", .bool(rules.passcodeRequiredAfterBoot)),
+                ("delay_after_failures", .number(rules.delayAfterFailures)),
+                ("backoff_sec", .array(rules.backoff.map { .int($0 / TimeText.second) })),
+                ("max_passcode_failures", .number(rules.maxPasscodeFailures)),
+            ]
+        case .contextReleased(let u, let c):
+            return [uid(u), ctx(c)]
+        }
+    }
+}

@@ -1,0 +1,222 @@
+// `log` (AUDIT.md): events in log order, filtered by user, context and time,
+// as short lines, JSON lines or verbose blocks. With --uid/--context the
+// log's per-user/per-context index is used (a few seeks instead of a scan);
+// --follow then keeps polling the log every 200 ms until SIGINT.
+
+import Glibc
+import LocalAuthCore
+import LocalAuthLog
+import LocalAuthSystem
+
+struct LogCommand: Command {
+    static let name = "log"
+    static let summary = "Print the event log (filter by user, context, time; short, json or verbose)"
+    static let details = """
+        T is an RFC 3339 time (2026-11-29T10:42:00Z; no offset means UTC), "now",
+        or relative to now like -1h, -30min, -2d. --since and --until are inclusive.
+        -o json prints one object per line: seq, time, type and the event's fields.
+        Exit status 1 when the log holds a corrupt record (after printing the
+        records before it); run 'localauthctl verify'.
+        """
+    static let isLive = false
+    static let options = [
+        StateDirectoryOption.spec,
+        OptionSpec("--uid", value: "N", help: "only events about this user (id or name)"),
+        OptionSpec("--context", value: "ID", help: "only events about this context (32 hex digits)"),
+        OptionSpec("--since", value: "T", help: "only events at or after T"),
+        OptionSpec("--until", value: "T", help: "only events at or before T"),
+        OptionSpec("-o", "--output", value: "short|json|verbose", help: "the output format (default: short)"),
+        OptionSpec("--follow", help: "keep printing new events until interrupted"),
+        OptionSpec("--no-pager", help: "do not pipe the output into a pager"),
+    ]
+
+    var explicitDirectory: String?
+    var filter: EventFilter
+    var format: EventFormat
+    var follow: Bool
+    var pager: Bool
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        try arguments.requireNoPositionals()
+        let now = WallClock.nowMicros()
+        filter = EventFilter()
+        filter.uid = try arguments.uid("--uid")
+        if let text = arguments.value("--context") {
+            guard let context = ContextID(hex: text) else {
+                throw UsageError("invalid value '\(text)' for --context: expected 32 hex digits")
+            }
+            filter.context = context
+        }
+        filter.since = try arguments.time("--since", now: now)
+        filter.until = try arguments.time("--until", now: now)
+        format = EventFormat(rawValue: try arguments.choice("--output", ["short", "json", "verbose"]))!
+        follow = arguments.flag("--follow")
+        pager = !arguments.flag("--no-pager") && !follow
+        explicitDirectory = arguments.value(StateDirectoryOption.spec.key)
+    }
+
+    func run() throws(CommandFailure) -> Int32 {
+        let directory = try StateDirectoryOption.directory(explicitDirectory)
+        let logDirectory = directory + "/log"
+        guard File.exists(logDirectory) else { throw CommandFailure("No event log in \(directory) (no \(logDirectory))") }
+        let pipe = pager ? Pager.start() : nil
+        defer { pipe?.finish() }
+        var printer = EventPrinter(format: format, filter: filter)
+        var lastSeq: UInt64 = 0
+        var status: Int32 = 0
+
+        if filter.uid != nil || filter.context != nil, let indexed = try? indexedRecords(directory) {
+            for record in indexed.records { printer.print(seq: record.seq, time: record.time, keys: record.keys, payload: record.payload, at: record.position) }
+            lastSeq = indexed.lastSeq
+        } else {
+            let outcome = try scan(logDirectory, from: 1, printer: &printer)
+            lastSeq = outcome.lastSeq
+            status = outcome.status
+        }
+        Console.flush()
+        guard follow, status == 0 else { return max(status, printer.status) }
+        return try followLog(logDirectory, after: lastSeq, printer: &printer)
+    }
+
+    /// The filtered records through the index, and the log's last seq.
+    private func indexedRecords(_ directory: String) throws(LogError) -> (records: [StoredRecord], lastSeq: UInt64) {
+        let log = try EventLog.open(directory, options: .init(chainCheck: .none, readOnly: true))
+        var records: [StoredRecord]
+        if let context = filter.context {
+            records = try log.history(context: context)
+            if let uid = filter.uid { records = records.filter { $0.keys.uid == uid } }
+        } else {
+            records = try log.history(uid: filter.uid!)
+        }
+        return (records, log.lastSeq)
+    }
+
+    /// Prints the records after `seq - 1`; status 1 on corruption.
+    private func scan(_ logDirectory: String, from seq: UInt64, printer: inout EventPrinter) throws(CommandFailure) -> (lastSeq: UInt64, status: Int32) {
+        let reader: LogReader
+        do throws(SystemError) { reader = try LogReader(logDirectory: logDirectory, from: seq) } catch {
+            throw CommandFailure("Failed to read the event log: \(error)")
+        }
+        var last = seq - 1
+        while true {
+            switch reader.next() {
+            case .record(let record):
+                printer.print(seq: record.seq, time: record.time, keys: record.keys, payload: record.payload, at: record.position)
+                last = record.seq
+            case .end:
+                return (last, 0)
+            case .tornTail(let torn):
+                if !follow { Console.error("localauthctl: note: the log ends in an unfinished write (\(torn)); the daemon cuts it when it starts") }
+                return (last, 0)
+            case .corruption(let corruption):
+                Console.error("localauthctl: the log cannot be trusted from here: \(corruption); run 'localauthctl verify'")
+                return (last, 1)
+            }
+        }
+    }
+
+    /// Polls every 200 ms for records after `seq`, until SIGINT/SIGTERM.
+    private func followLog(_ logDirectory: String, after seq: UInt64, printer: inout EventPrinter) throws(CommandFailure) -> Int32 {
+        let signals: SignalFD
+        do throws(SystemError) { signals = try SignalFD(signals: [SIGINT, SIGTERM, SIGHUP]) } catch {
+            throw CommandFailure("Failed to set up signal handling: \(error)")
+        }
+        var lastSeq = seq
+        var seen = LogFingerprint.read(logDirectory)
+        while true {
+            var descriptor = pollfd(fd: signals.fileDescriptor.rawValue, events: Int16(POLLIN), revents: 0)
+            if poll(&descriptor, 1, 200) > 0 { return 0 }
+            let now = LogFingerprint.read(logDirectory)
+            guard now != seen else { continue }
+            seen = now
+            let outcome = try scan(logDirectory, from: lastSeq + 1, printer: &printer)
+            lastSeq = outcome.lastSeq
+            Console.flush()
+            if outcome.status != 0 { return outcome.status }
+        }
+    }
+}
+
+/// Which segments exist and how long the newest is: a cheap "did the log grow?".
+struct LogFingerprint: Equatable {
+    var names: [String]
+    var lastSize: Int
+
+    static func read(_ logDirectory: String) -> LogFingerprint {
+        let names = ((try? Directory.entries(logDirectory)) ?? []).filter { $0.hasSuffix(".seg") }.sorted()
+        var info = stat()
+        let size = names.last.map { stat(logDirectory + "/" + $0, &info) == 0 ? Int(info.st_size) : -1 } ?? 0
+        return LogFingerprint(names: names, lastSize: size)
+    }
+}
+
+struct EventFilter {
+    var uid: UserID?
+    var context: ContextID?
+    var since: Int64?
+    var until: Int64?
+
+    func matches(time: Int64, keys: RecordKeys) -> Bool {
+        if let uid, keys.uid != uid { return false }
+        if let context, keys.context != context { return false }
+        if let since, time < since { return false }
+        if let until, time > until { return false }
+        return true
+    }
+}
+
+enum EventFormat: String { case short, json, verbose }
+
+/// Decodes and prints one record in the chosen format.
+struct EventPrinter {
+    let format: EventFormat
+    let filter: EventFilter
+    /// 1 once a record failed to decode (printed anyway, with the error).
+    var status: Int32 = 0
+
+    mutating func print(seq: UInt64, time: Int64, keys: RecordKeys, payload: UnsafeRawBufferPointer, at position: LogPosition) {
+        guard filter.matches(time: time, keys: keys) else { return }
+        var type: String
+        var fields: [(String, JSONValue)]
+        do {
+            let body = try EventCodec.decode(kind: keys.type, payload: payload)
+            type = body.name
+            fields = EventFields.fields(body)
+        } catch {
+            status = 1
+            type = EventKind(rawValue: keys.type)?.name ?? "unknown-\(keys.type)"
+            fields = [("decode_error", .string("\(error)"))]
+        }
+        emit(seq: seq, time: time, type: type, fields: fields, position: position)
+    }
+
+    mutating func print(seq: UInt64, time: Int64, keys: RecordKeys, payload: [UInt8], at position: LogPosition) {
+        payload.withUnsafeBytes { print(seq: seq, time: time, keys: keys, payload: $0, at: position) }
+    }
+
+    private func emit(seq: UInt64, time: Int64, type: String, fields: [(String, JSONValue)], position: LogPosition) {
+        switch format {
+        case .json:
+            let object = JSONValue.object([("seq", .number(seq)), ("time", .string(TimeText.format(time))), ("type", .string(type))] + fields)
+            Console.out(object.text)
+        case .short:
+            let rest = fields.map { "\($0.0)=\(Self.shortValue($0.1))" }.joined(separator: " ")
+            Console.out("\(TimeText.format(time)) \(seq) \(type)" + (rest.isEmpty ? "" : " " + rest))
+        case .verbose:
+            Console.out("\(TimeText.format(time)) seq=\(seq) type=\(type)")
+            for (key, value) in fields { Console.out("    \(key)=\(Self.shortValue(value))") }
+            Console.out("    record=\"\(position)\"")
+        }
+    }
+
+    /// Values as in the wire protocol: bare when possible, else JSON-quoted.
+    static func shortValue(_ value: JSONValue) -> String {
+        switch value {
+        case .string(let s):
+            let bare = !s.isEmpty && s.unicodeScalars.allSatisfy { $0.value > 0x20 && $0 != "\"" && $0 != "=" && $0.value != 0x7F && $0 != "\\" }
+            return bare ? s : value.text
+        default:
+            return value.text
+        }
+    }
+}

@@ -1,0 +1,120 @@
+// `status` (a user's state as the daemon sees it now) and `call` (any raw
+// request, for debugging and scripts).
+
+import LocalAuthProtocol
+
+struct StatusCommand: Command {
+    static let name = "status"
+    static let summary = "Show a user's authentication state (lockouts, failures, enrollment)"
+    static let details = "Without --uid, the calling user; another user's state needs an administrator."
+    static let isLive = true
+    static let options = [
+        OptionSpec("--uid", value: "N", help: "the user (id or name)"),
+        OptionSpec("-o", "--output", value: "table|json", help: "the output format (default: table)"),
+        SocketOption.spec,
+    ]
+
+    /// Wire keys, their labels for the table, and their JSON names.
+    static let fields: [(wire: String, label: String, json: String)] = [
+        ("uid", "User", "uid"), ("biometry", "Biometry", "biometry"), ("enrolled", "Enrolled templates", "templates"),
+        ("passcode-set", "Passcode set", "passcode_set"), ("biometric-failures", "Biometric failures", "biometric_failures"),
+        ("locked-out", "Biometry locked out", "biometry_locked_out"),
+        ("passcode-failures", "Passcode failures", "passcode_failures"),
+        ("retry-after", "Passcode retry after", "retry_after"), ("admin-locked", "Admin locked", "admin_locked"),
+        ("contexts", "Open contexts", "contexts"),
+    ]
+
+    var uid: UInt32?
+    var format: String
+    var socket: String
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        try arguments.requireNoPositionals()
+        uid = try arguments.uid("--uid")
+        format = try arguments.choice("--output", ["table", "json"])
+        socket = SocketOption.path(arguments)
+    }
+
+    func run() throws(CommandFailure) -> Int32 {
+        let client = try DaemonClient.connect(socket)
+        let reply = try client.expectOK("status", uid.map { [("uid", String($0))] } ?? [])
+        if format == "json" {
+            Console.out(Self.json(reply.arguments).text)
+            return 0
+        }
+        let rows = reply.arguments.map { argument -> (String, String) in
+            let label = Self.fields.first { $0.wire == argument.key }?.label ?? argument.key
+            var value = argument.value
+            if argument.key == "retry-after" { value = value == "0" ? "no delay" : "\(value) s" }
+            return (label, value)
+        }
+        let width = rows.map(\.0.count).max() ?? 0
+        for (label, value) in rows {
+            Console.out(String(repeating: " ", count: width - label.count) + label + ": " + value)
+        }
+        return 0
+    }
+
+    /// Numbers and booleans typed, names in snake_case.
+    static func json(_ arguments: Arguments) -> JSONValue {
+        .object(arguments.map { argument in
+            let key = fields.first { $0.wire == argument.key }?.json ?? argument.key.replacingOccurrences("-", "_")
+            return (key, typed(argument.value))
+        })
+    }
+
+    static func typed(_ value: String) -> JSONValue {
+        if value == "true" { return .bool(true) }
+        if value == "false" { return .bool(false) }
+        if let number = Int64(value), String(number) == value { return .int(number) }
+        return .string(value)
+    }
+}
+
+struct CallCommand: Command {
+    static let name = "call"
+    static let operands = "VERB [KEY=VALUE...]"
+    static let summary = "Send one raw protocol request and print the replies up to the final one"
+    static let details = """
+        Values are quoted for the wire as needed: call set-passcode is possible but
+        puts the secret on the command line, where every user can read it; use
+        set-passcode instead. Exit status 1 when the final reply is ERR.
+        """
+    static let isLive = true
+    static let options = [SocketOption.spec]
+
+    var verb: String
+    var arguments: [(String, String)] = []
+    var socket: String
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        guard let verb = arguments.positionals.first else { throw UsageError("missing VERB") }
+        self.verb = verb
+        for pair in arguments.positionals.dropFirst() {
+            guard let equals = pair.firstIndex(of: "="), equals != pair.startIndex else {
+                throw UsageError("expected KEY=VALUE, got '\(pair)'")
+            }
+            self.arguments.append((String(pair[..<equals]), String(pair[pair.index(after: equals)...])))
+        }
+        socket = SocketOption.path(arguments)
+    }
+
+    func run() throws(CommandFailure) -> Int32 {
+        let client = try DaemonClient.connect(socket)
+        let final = try client.call(verb, arguments) { Console.out(Self.line($0)) }
+        Console.out(Self.line(final))
+        return final.status == .ok ? 0 : 1
+    }
+
+    static func line(_ response: Response) -> String {
+        var writer = LineWriter()
+        writer.append(response)
+        return String(decoding: writer.bytes.dropLast(), as: UTF8.self)
+    }
+}
+
+extension String {
+    func replacingOccurrences(_ target: Character, _ replacement: Character) -> String {
+        String(map { $0 == target ? replacement : $0 })
+    }
+}
