@@ -1,0 +1,323 @@
+// The event log of one state directory: open with recovery (FORMAT.md "Open
+// and recovery"), group-committed appends, per-context and per-user history
+// through the in-memory index, and the chain head at any seq (for snapshots).
+// Offline tools open it read-only: nothing on disk changes then.
+
+import Glibc
+import LocalAuthCore
+import LocalAuthSystem
+
+/// A record copied out of the log (index lookups, tools).
+public struct StoredRecord: Sendable, Equatable {
+    public var seq: UInt64
+    public var time: Int64
+    public var keys: RecordKeys
+    public var payload: [UInt8]
+    public var position: LogPosition
+}
+
+/// What `open` found and did.
+public struct Recovery: Sendable, Equatable {
+    /// The last seq in the log after recovery (0 for an empty log).
+    public var lastSeq: UInt64 = 0
+    public var segments: Int = 0
+    /// The torn tail found at the end of the last segment (cut unless read-only).
+    public var tornTail: TornTail?
+    /// Where the cut bytes were kept.
+    public var brokenCopy: String?
+}
+
+public final class EventLog: Sendable {
+    public struct Options: Sendable {
+        /// A new segment starts when the next record would pass this size.
+        public var segmentSize: Int
+        /// How much of the hash chain open recomputes and checks.
+        public var chainCheck: ChainCheck
+        /// Read-only: no recovery writes, no appends (offline tools on a live directory).
+        public var readOnly: Bool
+        /// Called on the sync thread with each new durable seq (wake the event loop here).
+        public var onDurable: (@Sendable (UInt64) -> Void)?
+        /// Called on the sync thread once, when the writer fails.
+        public var onFailure: (@Sendable (WriteFailure) -> Void)?
+
+        public init(
+            segmentSize: Int = 64 << 20, chainCheck: ChainCheck = .full, readOnly: Bool = false,
+            onDurable: (@Sendable (UInt64) -> Void)? = nil, onFailure: (@Sendable (WriteFailure) -> Void)? = nil
+        ) {
+            self.segmentSize = segmentSize
+            self.chainCheck = chainCheck
+            self.readOnly = readOnly
+            self.onDurable = onDurable
+            self.onFailure = onFailure
+        }
+    }
+
+    /// The state directory (holding `log/` and `snapshots/`).
+    public let directory: String
+    public let recovery: Recovery
+    private let writer: LogWriter?
+    private let readOnlyIndex: LogIndex
+    private let readOnlyChain: ChainHead
+
+    public var logDirectory: String { directory + "/log" }
+    public var snapshots: SnapshotStore { SnapshotStore(directory: directory) }
+
+    private init(directory: String, recovery: Recovery, writer: LogWriter?, index: LogIndex, chain: ChainHead) {
+        self.directory = directory
+        self.recovery = recovery
+        self.writer = writer
+        readOnlyIndex = index
+        readOnlyChain = chain
+    }
+
+    deinit { writer?.close() }
+
+    /// Opens the log of `directory`, cutting a torn tail (kept in `.broken`);
+    /// refuses with `.untrustworthy` when anything else is wrong (S-41).
+    public static func open(_ directory: String, options: Options = Options()) throws(LogError) -> EventLog {
+        let logDirectory = directory + "/log"
+        do {
+            if options.readOnly {
+                if !File.exists(logDirectory) {
+                    return EventLog(directory: directory, recovery: Recovery(), writer: nil, index: LogIndex(), chain: .zero)
+                }
+            } else {
+                try Directory.create(logDirectory, mode: 0o750)
+                try Directory.create(directory + "/snapshots", mode: 0o750)
+                for name in try Directory.entries(logDirectory) where name.hasSuffix(".seg.tmp") {
+                    try File.unlink(logDirectory + "/" + name)
+                }
+            }
+            let reader = try LogReader(logDirectory: logDirectory, chain: options.chainCheck == .none ? .lastSegment : options.chainCheck)
+            var index = LogIndex()
+            var recovery = Recovery()
+            scan: while true {
+                switch reader.next() {
+                case .record(let record):
+                    index.addSegment(record.position.segment)
+                    index.add(record.keys, offset: record.position.offset)
+                    recovery.lastSeq = record.seq
+                case .end:
+                    break scan
+                case .tornTail(let torn):
+                    recovery.tornTail = torn
+                    break scan
+                case .corruption(let corruption):
+                    throw LogError.untrustworthy(corruption)
+                }
+            }
+            var end = reader.currentOffset
+            var chain = reader.chainHead ?? .zero
+            if let last = reader.segments.last { index.addSegment(last) }
+            recovery.segments = reader.segments.count
+            if options.readOnly {
+                return EventLog(directory: directory, recovery: recovery, writer: nil, index: index, chain: chain)
+            }
+            if let torn = recovery.tornTail {
+                let path = logDirectory + "/" + SegmentName.fileName(torn.segment)
+                let broken = LogFiles.unusedName(path + ".broken")
+                try LogFiles.keepCopy(of: path, from: torn.offset, to: broken)
+                let file = try SegmentFile.open(path, .writeOnly)
+                defer { file.close() }
+                try file.truncate(to: torn.offset)
+                try file.fsync()
+                recovery.brokenCopy = broken
+                end = torn.offset
+            }
+            if reader.segments.isEmpty {
+                    try SegmentCreation.create(directory: logDirectory, firstSeq: 1, chainBefore: .zero).close()
+                index.addSegment(1)
+                recovery.segments = 1
+                end = SegmentHeader.size
+                chain = .zero
+            }
+            let writer = try LogWriter(
+                logDirectory: logDirectory, segment: index.segments.last!, end: end, lastSeq: recovery.lastSeq,
+                chain: chain, index: index, segmentSize: options.segmentSize, onDurable: options.onDurable,
+                onFailure: options.onFailure)
+            return EventLog(directory: directory, recovery: recovery, writer: writer, index: LogIndex(), chain: chain)
+        } catch let error as LogError {
+            throw error
+        } catch let error as SystemError {
+            throw .io(error)
+        } catch {
+            throw .io(SystemError(call: "open", errno: EIO, path: logDirectory))
+        }
+    }
+
+    // MARK: Appending
+
+    /// Appends one record; returns its seq at once. Durable later: see
+    /// `durableSeq`, `waitDurable`, `Options.onDurable`.
+    @discardableResult
+    public func append(time: Int64, keys: RecordKeys, payload: UnsafeRawBufferPointer) throws(LogError) -> UInt64 {
+        guard let writer else { throw .closed }
+        return try writer.append(time: time, keys: keys, payload: payload)
+    }
+
+    @discardableResult
+    public func append(time: Int64, keys: RecordKeys, payload: [UInt8]) throws(LogError) -> UInt64 {
+        guard let writer else { throw .closed }
+        var result: Result<UInt64, LogError> = .failure(.closed)
+        payload.withUnsafeBytes { raw in
+            do throws(LogError) { result = .success(try writer.append(time: time, keys: keys, payload: raw)) } catch {
+                result = .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    /// Every seq up to this one is on disk (fdatasync'd). Only grows.
+    public var durableSeq: UInt64 { writer?.durable.load(ordering: .acquiring) ?? recovery.lastSeq }
+
+    /// The last seq appended (durable or not).
+    public var lastSeq: UInt64 { writer?.appended.load(ordering: .acquiring) ?? recovery.lastSeq }
+
+    /// Blocks until `seq` is durable; throws when it never will be.
+    public func waitDurable(_ seq: UInt64) throws(LogError) {
+        guard let writer else {
+            if seq <= recovery.lastSeq { return }
+            throw .closed
+        }
+        try writer.waitDurable(seq)
+    }
+
+    /// Makes everything appended durable (when the writer has not failed) and
+    /// stops the sync thread. Appends fail afterwards.
+    public func close() throws(LogError) {
+        guard let writer else { return }
+        writer.close()
+        if let failure = writer.lock.withLock({ writer.lock.state.failure }) { throw .writeFailed(failure) }
+    }
+
+    // MARK: Index and reads
+
+    public func positions(context: ContextID) -> [LogPosition] {
+        guard let writer else { return readOnlyIndex.positions(context: context) }
+        return writer.lock.withLock { writer.lock.state.index.positions(context: context) }
+    }
+
+    public func positions(uid: UserID) -> [LogPosition] {
+        guard let writer else { return readOnlyIndex.positions(uid: uid) }
+        return writer.lock.withLock { writer.lock.state.index.positions(uid: uid) }
+    }
+
+    /// One context's records in log order, read by seeking (no scan).
+    public func history(context: ContextID) throws(LogError) -> [StoredRecord] {
+        try records(at: positions(context: context))
+    }
+
+    /// One user's records in log order.
+    public func history(uid: UserID) throws(LogError) -> [StoredRecord] {
+        try records(at: positions(uid: uid))
+    }
+
+    public func records(at positions: [LogPosition]) throws(LogError) -> [StoredRecord] {
+        var result: [StoredRecord] = []
+        result.reserveCapacity(positions.count)
+        var open: SegmentFile?
+        defer { open?.close() }
+        for position in positions {
+            if let bytes = writer?.unwrittenRecord(at: position) {
+                result.append(try Self.decode(bytes, at: position))
+                continue
+            }
+            let path = logDirectory + "/" + SegmentName.fileName(position.segment)
+            if open?.path != path {
+                open?.close()
+                do throws(SystemError) { open = try SegmentFile.open(path, .readOnly) } catch { throw .io(error) }
+            }
+            result.append(try Self.read(open!, at: position))
+        }
+        return result
+    }
+
+    public func record(at position: LogPosition) throws(LogError) -> StoredRecord {
+        guard let record = try records(at: [position]).first else { throw .noRecord(position.description) }
+        return record
+    }
+
+    private static func read(_ file: SegmentFile, at position: LogPosition) throws(LogError) -> StoredRecord {
+        do {
+            var prefix = [UInt8](repeating: 0, count: 8)
+            var failure: SystemError?
+            let got = prefix.withUnsafeMutableBytes { raw in
+                do throws(SystemError) { return try file.preadFully(into: raw, at: position.offset) } catch {
+                    failure = error
+                    return 0
+                }
+            }
+            if let failure { throw failure }
+            guard got == 8 else { throw LogError.noRecord(position.description) }
+            let length = prefix.withUnsafeBytes { Int(RecordFormat.u32($0, 0)) }
+            guard length >= RecordFormat.fixedBodySize, length <= RecordFormat.maxBodySize else {
+                throw LogError.noRecord(position.description)
+            }
+            var bytes = [UInt8](repeating: 0, count: 8 + length)
+            let n = bytes.withUnsafeMutableBytes { raw in
+                do throws(SystemError) { return try file.preadFully(into: raw, at: position.offset) } catch {
+                    failure = error
+                    return 0
+                }
+            }
+            if let failure { throw failure }
+            guard n == bytes.count else { throw LogError.noRecord(position.description) }
+            return try decode(bytes, at: position)
+        } catch let error as LogError {
+            throw error
+        } catch let error as SystemError {
+            throw .io(error)
+        } catch {
+            throw .noRecord(position.description)
+        }
+    }
+
+    static func decode(_ bytes: [UInt8], at position: LogPosition) throws(LogError) -> StoredRecord {
+        let record: StoredRecord? = bytes.withUnsafeBytes { raw in
+            guard raw.count >= RecordFormat.headerSize, Int(RecordFormat.u32(raw, 0)) + 8 == raw.count,
+                  CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[8...])) == RecordFormat.u32(raw, 4)
+            else { return nil }
+            return StoredRecord(
+                seq: RecordFormat.u64(raw, 8), time: Int64(bitPattern: RecordFormat.u64(raw, 16)),
+                keys: RecordFormat.keys(raw), payload: Array(raw[RecordFormat.headerSize...]), position: position)
+        }
+        guard let record else { throw .noRecord(position.description) }
+        return record
+    }
+
+    /// The newest snapshot that agrees with this log, and why newer ones were skipped.
+    public func newestValidSnapshot() -> (snapshot: Snapshot?, skipped: [SkippedSnapshot]) {
+        let last = lastSeq
+        return snapshots.newestValid { seq in
+            guard seq <= last else { return nil }
+            return try? chainHead(at: seq)
+        }
+    }
+
+    /// A reader over this log's directory (replay from `seq`).
+    public func reader(from seq: UInt64 = 1, chain: ChainCheck = .none) throws(LogError) -> LogReader {
+        do throws(SystemError) { return try LogReader(logDirectory: logDirectory, from: seq, chain: chain) } catch {
+            throw .io(error)
+        }
+    }
+
+    /// chain[seq], the value a snapshot at `seq` must carry. Waits until
+    /// `seq` is durable; recomputed from the segment that holds it.
+    public func chainHead(at seq: UInt64) throws(LogError) -> ChainHead {
+        if seq == 0 { return .zero }
+        if let writer {
+            try writer.waitDurable(seq)
+            let fast: ChainHead? = writer.lock.withLock {
+                writer.durable.load(ordering: .acquiring) == seq ? writer.lock.state.durableChain : nil
+            }
+            if let fast { return fast }
+        } else if seq == recovery.lastSeq {
+            return readOnlyChain
+        }
+        let reader = try reader(from: seq, chain: .full)
+        guard case .record(let record) = reader.next(), record.seq == seq, let head = reader.chainHead else {
+            throw .noRecord("seq \(seq)")
+        }
+        return head
+    }
+}

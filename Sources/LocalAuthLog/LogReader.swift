@@ -1,0 +1,273 @@
+// The decoder shared by the daemon (open, replay) and the offline tools
+// (log, replay, verify, repair). Each step answers exactly one of: a record,
+// the clean end, a torn tail, or corruption at (segment, offset, seq)
+// (FORMAT.md "Decoding"). A segment is read whole into one reused buffer and
+// records are handed out as slices of it, so the hot path allocates nothing.
+
+import Glibc
+import LocalAuthSystem
+
+public enum CorruptionReason: String, Sendable, Equatable, CaseIterable {
+    case crcMismatch = "crc mismatch"
+    case badLength = "bad length"
+    case badFlags = "bad key flags"
+    case seqGap = "seq gap"
+    case chainBreak = "chain break"
+    case badSegmentHeader = "bad segment header"
+    case missingSegment = "missing segment"
+    case reorderedSegment = "reordered segment"
+    case duplicateSegment = "duplicate segment"
+    case unreadableSegment = "unreadable segment"
+}
+
+/// The first place where the log cannot be trusted.
+public struct Corruption: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The segment, by the first seq in its name.
+    public var segment: UInt64
+    public var offset: Int
+    /// The seq expected at that place (the first one that cannot be trusted).
+    public var seq: UInt64
+    public var reason: CorruptionReason
+    public var detail: String
+
+    public var description: String {
+        "\(reason.rawValue) at \(SegmentName.fileName(segment)) offset \(offset) seq \(seq)"
+            + (detail.isEmpty ? "" : ": \(detail)")
+    }
+}
+
+/// An incomplete final write at the end of the last segment (FORMAT.md).
+public struct TornTail: Sendable, Equatable, CustomStringConvertible {
+    public var segment: UInt64
+    /// Where the cut goes: the end of the last good record.
+    public var offset: Int
+    /// Bytes from `offset` to the end of the file.
+    public var length: Int
+    /// The last good seq before it (0 when none).
+    public var lastSeq: UInt64
+    public var reason: String
+
+    public var description: String {
+        "torn tail at \(SegmentName.fileName(segment)) offset \(offset) (\(length) bytes, \(reason))"
+    }
+}
+
+/// One record, valid until the next call to `LogReader.next()`.
+public struct Record {
+    public var seq: UInt64
+    /// Microseconds since the Unix epoch.
+    public var time: Int64
+    public var keys: RecordKeys
+    public var payload: UnsafeRawBufferPointer
+    /// The whole record as on disk (what the hash chain covers).
+    public var bytes: UnsafeRawBufferPointer
+    public var position: LogPosition
+}
+
+public enum ReadStep {
+    case record(Record)
+    case end
+    case tornTail(TornTail)
+    case corruption(Corruption)
+}
+
+/// How much of the hash chain a reader recomputes and checks.
+public enum ChainCheck: Sendable, Equatable {
+    /// None: the fast replay path.
+    case none
+    /// Only the last segment, from its header (enough to continue the chain).
+    case lastSegment
+    /// Every record, checked against every segment header.
+    case full
+}
+
+public final class LogReader {
+    public let directory: String
+    /// First seqs of the segment files, from their names, ascending.
+    public let segments: [UInt64]
+    /// The chain head after the last record returned (nil when not hashing).
+    public private(set) var chainHead: ChainHead?
+    /// The last seq returned or skipped (0 before any).
+    public private(set) var lastSeq: UInt64 = 0
+
+    private let fromSeq: UInt64
+    private let chainCheck: ChainCheck
+    private let hasher = ChainHasher()
+    private var segmentIndex: Int
+    private var buffer: UnsafeMutableRawBufferPointer = .init(start: nil, count: 0)
+    private var size = 0
+    private var offset = 0
+    private var expectedSeq: UInt64 = 0
+    private var loaded = false
+    private var finished: ReadStep?
+
+    /// Reads `<directory>` (a log directory of `.seg` files) from `seq`.
+    public init(logDirectory: String, from seq: UInt64 = 1, chain: ChainCheck = .none) throws(SystemError) {
+        directory = logDirectory
+        let names = try Directory.entries(logDirectory)
+            .compactMap { SegmentName.parse($0, suffix: SegmentName.segmentSuffix) }.sorted()
+        let start = max(seq, 1)
+        segments = names
+        fromSeq = start
+        chainCheck = chain
+        // Start at the last segment whose name is <= seq (records before seq are skipped).
+        segmentIndex = names.lastIndex(where: { $0 <= start }) ?? 0
+        if chain == .full && segmentIndex == 0 { chainHead = .zero }
+    }
+
+    deinit { buffer.deallocate() }
+
+    public var isLastSegment: Bool { segmentIndex >= segments.count - 1 }
+    /// The segment being read (its first seq), if any.
+    public var currentSegment: UInt64? { segments.isEmpty ? nil : segments[min(segmentIndex, segments.count - 1)] }
+    /// The offset just after the last good record of the current segment.
+    public var currentOffset: Int { offset }
+    /// Size of the current segment file as read.
+    public var currentSize: Int { size }
+
+    public func next() -> ReadStep {
+        if let finished { return finished }
+        while true {
+            if !loaded {
+                if segments.isEmpty { return finish(.end) }
+                if let step = load() { return finish(step) }
+            }
+            if offset == size {
+                if isLastSegment { return finish(.end) }
+                segmentIndex += 1
+                loaded = false
+                continue
+            }
+            let raw = UnsafeRawBufferPointer(buffer)
+            let remaining = size - offset
+            guard remaining >= RecordFormat.prefixSize else { return finish(damaged("short record prefix", .badLength)) }
+            let length = Int(RecordFormat.u32(raw, offset))
+            guard length >= RecordFormat.fixedBodySize, length <= RecordFormat.maxBodySize else {
+                return finish(damaged("length \(length)", .badLength))
+            }
+            guard RecordFormat.prefixSize + length <= remaining else {
+                return finish(damaged("record of \(RecordFormat.prefixSize + length) bytes past end of file", .badLength))
+            }
+            let body = UnsafeRawBufferPointer(rebasing: raw[offset + 8..<offset + 8 + length])
+            guard CRC32C.checksum(body) == RecordFormat.u32(raw, offset + 4) else {
+                return finish(damaged("crc mismatch", .crcMismatch))
+            }
+            let record = UnsafeRawBufferPointer(rebasing: raw[offset..<offset + 8 + length])
+            let seq = RecordFormat.u64(record, 8)
+            guard seq == expectedSeq else {
+                return finish(.corruption(corruption(.seqGap, "found seq \(seq)")))
+            }
+            guard RecordFormat.u16(record, 26) & ~RecordFormat.knownFlags == 0 else {
+                return finish(.corruption(corruption(.badFlags, "flags \(RecordFormat.u16(record, 26))")))
+            }
+            if let head = chainHead { chainHead = hasher.chain(head, record) }
+            let position = LogPosition(segment: segments[segmentIndex], offset: offset)
+            offset += 8 + length
+            expectedSeq = seq + 1
+            lastSeq = seq
+            if seq < fromSeq { continue }
+            return .record(Record(
+                seq: seq, time: Int64(bitPattern: RecordFormat.u64(record, 16)), keys: RecordFormat.keys(record),
+                payload: UnsafeRawBufferPointer(rebasing: record[RecordFormat.headerSize...]), bytes: record,
+                position: position))
+        }
+    }
+
+    private func finish(_ step: ReadStep) -> ReadStep {
+        if case .record = step { return step }
+        finished = step
+        return step
+    }
+
+    private func corruption(_ reason: CorruptionReason, _ detail: String, at place: Int? = nil) -> Corruption {
+        Corruption(segment: segments[segmentIndex], offset: place ?? offset, seq: expectedSeq, reason: reason, detail: detail)
+    }
+
+    /// A record that does not decode: a torn tail when in the last segment and
+    /// no intact record follows, else corruption.
+    private func damaged(_ detail: String, _ reason: CorruptionReason) -> ReadStep {
+        if isLastSegment && !intactRecordFollows() {
+            let kind = allZero(from: offset) ? "zero-filled tail" : detail
+            return .tornTail(TornTail(
+                segment: segments[segmentIndex], offset: offset, length: size - offset, lastSeq: expectedSeq - 1, reason: kind))
+        }
+        return .corruption(corruption(reason, detail))
+    }
+
+    private func allZero(from start: Int) -> Bool {
+        UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[start..<size]).allSatisfy { $0 == 0 }
+    }
+
+    /// Looks for a CRC-valid record with a plausible later seq after the damage.
+    private func intactRecordFollows() -> Bool {
+        let raw = UnsafeRawBufferPointer(buffer)
+        var candidate = offset + 1
+        while candidate + RecordFormat.headerSize <= size {
+            defer { candidate += 1 }
+            let length = Int(RecordFormat.u32(raw, candidate))
+            guard length >= RecordFormat.fixedBodySize, length <= RecordFormat.maxBodySize,
+                  candidate + 8 + length <= size else { continue }
+            let seq = RecordFormat.u64(raw, candidate + 8)
+            guard seq >= expectedSeq, seq - expectedSeq < 1 << 32 else { continue }
+            let body = UnsafeRawBufferPointer(rebasing: raw[candidate + 8..<candidate + 8 + length])
+            if CRC32C.checksum(body) == RecordFormat.u32(raw, candidate + 4) { return true }
+        }
+        return false
+    }
+
+    /// Reads segment `segmentIndex` and checks its header against its name and
+    /// what came before. Returns a step only when the segment cannot be used.
+    private func load() -> ReadStep? {
+        let name = segments[segmentIndex]
+        let path = directory + "/" + SegmentName.fileName(name)
+        offset = 0
+        size = 0
+        do throws(SystemError) {
+            let file = try SegmentFile.open(path, .readOnly)
+            defer { file.close() }
+            let fileSize = try file.size()
+            if buffer.count < fileSize {
+                buffer.deallocate()
+                buffer = .allocate(byteCount: max(fileSize, buffer.count * 2), alignment: 16)
+            }
+            size = try file.preadFully(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<fileSize]), at: 0)
+        } catch {
+            return .corruption(Corruption(segment: name, offset: 0, seq: expectedSeq, reason: .unreadableSegment, detail: error.description))
+        }
+        let first = segmentIndex == 0 || expectedSeq == 0
+        if first { expectedSeq = name }
+        let raw = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<size])
+        guard let header = SegmentHeader.decode(raw) else {
+            // Segments are created complete under a temporary name, so a bad
+            // header is never a torn write: always corruption.
+            return .corruption(corruption(.badSegmentHeader, "bad magic, version or header checksum", at: 0))
+        }
+        if header.firstSeq != name {
+            // A copy of an earlier segment under a later name, or a later one in an earlier place.
+            let reason: CorruptionReason = header.firstSeq < name ? .duplicateSegment : .reorderedSegment
+            return .corruption(corruption(reason, "header says first seq \(header.firstSeq)", at: 0))
+        }
+        if segmentIndex == 0 && fromSeq == 1 && name != 1 {
+            expectedSeq = 1
+            return .corruption(corruption(.missingSegment, "the log starts at seq \(name)", at: 0))
+        }
+        if name > expectedSeq {
+            return .corruption(corruption(.missingSegment, "next segment starts at seq \(name)", at: 0))
+        }
+        if name < expectedSeq {
+            return .corruption(corruption(.duplicateSegment, "segment overlaps seqs before \(expectedSeq)", at: 0))
+        }
+        switch chainCheck {
+        case .none: chainHead = nil
+        case .lastSegment: chainHead = isLastSegment ? header.chainBefore : nil
+        case .full:
+            if let head = chainHead, head != header.chainBefore {
+                return .corruption(corruption(.chainBreak, "segment header chain \(header.chainBefore.hex.prefix(16)) != computed \(head.hex.prefix(16))", at: 0))
+            }
+            chainHead = header.chainBefore
+        }
+        offset = SegmentHeader.size
+        loaded = true
+        return nil
+    }
+}

@@ -1,0 +1,101 @@
+// `localauthctl repair` (daemon stopped): keep a copy of everything cut, cut
+// the log after the last trustworthy record, and append the caller's
+// `log-repaired` record (which locks every user out of biometry, S-41).
+// Nothing wrong: nothing changes, and the report says so.
+
+import Glibc
+import LocalAuthSystem
+
+public struct RepairReport: Sendable, Equatable, CustomStringConvertible {
+    public var repaired = false
+    public var message = ""
+    /// The problem found (nil when the log was fine).
+    public var problem: Corruption?
+    /// The first seq that was dropped; the repair record has this seq.
+    public var firstLostSeq: UInt64?
+    /// Where the cut data was kept.
+    public var keptIn: String?
+
+    public var description: String { message }
+}
+
+extension EventLog {
+    /// `makeRepairRecord(firstLostSeq)` builds the record appended after the cut.
+    public static func repair(
+        _ directory: String, time: Int64,
+        makeRepairRecord: (_ firstLostSeq: UInt64) -> (keys: RecordKeys, payload: [UInt8])
+    ) throws(LogError) -> RepairReport {
+        let verified = try verify(directory)
+        var report = RepairReport()
+        let logDirectory = directory + "/log"
+        let store = SnapshotStore(directory: directory)
+        guard let corruption = verified.corruption else {
+            if verified.snapshotProblems.isEmpty {
+                report.message = "Nothing to repair: the log verifies (\(verified.records) records, last seq \(verified.lastSeq))"
+                    + (verified.tornTail.map { "; \($0) is cut by the next open" } ?? "") + "."
+                return report
+            }
+            do throws(SystemError) {
+                let folder = try makeFolder(directory, time: time)
+                for problem in verified.snapshotProblems {
+                    try File.rename(store.snapshotDirectory + "/" + problem.file, to: folder + "/" + problem.file)
+                }
+                try Directory.fsync(store.snapshotDirectory)
+                try Directory.fsync(folder)
+                report.keptIn = folder
+            } catch { throw .io(error) }
+            report.repaired = true
+            report.message = "Moved \(verified.snapshotProblems.count) bad snapshots to \(report.keptIn!); the log itself verifies."
+            return report
+        }
+        report.problem = corruption
+        let firstLost = corruption.seq
+        do throws(SystemError) {
+            let folder = try makeFolder(directory, time: time)
+            report.keptIn = folder
+            let segments = try Directory.entries(logDirectory).compactMap { SegmentName.parse($0, suffix: SegmentName.segmentSuffix) }
+            let damaged = logDirectory + "/" + SegmentName.fileName(corruption.segment)
+            if corruption.offset >= SegmentHeader.size {
+                try LogFiles.keepCopy(of: damaged, from: corruption.offset, to: folder + "/" + SegmentName.fileName(corruption.segment) + ".cut")
+                let file = try SegmentFile.open(damaged, .writeOnly)
+                defer { file.close() }
+                try file.truncate(to: corruption.offset)
+                try file.fsync()
+            } else {
+                try File.rename(damaged, to: folder + "/" + SegmentName.fileName(corruption.segment))
+            }
+            for segment in segments where segment > corruption.segment {
+                try File.rename(logDirectory + "/" + SegmentName.fileName(segment), to: folder + "/" + SegmentName.fileName(segment))
+            }
+            for seq in try store.list() where seq >= firstLost {
+                try File.rename(store.path(seq), to: folder + "/" + SegmentName.hex(seq) + SnapshotStore.suffix)
+            }
+            try Directory.fsync(folder)
+            try Directory.fsync(logDirectory)
+            if File.exists(store.snapshotDirectory) { try Directory.fsync(store.snapshotDirectory) }
+        } catch { throw .io(error) }
+        let log = try EventLog.open(directory)
+        let (keys, payload) = makeRepairRecord(firstLost)
+        let seq = try log.append(time: time, keys: keys, payload: payload)
+        try log.waitDurable(seq)
+        try log.close()
+        report.repaired = true
+        report.firstLostSeq = firstLost
+        report.message = "Repaired: \(corruption). Cut the log after seq \(firstLost - 1), kept what was cut in "
+            + "\(report.keptIn!), appended the repair record as seq \(seq)."
+        return report
+    }
+
+    private static func makeFolder(_ directory: String, time: Int64) throws(SystemError) -> String {
+        var seconds = time_t(time / 1_000_000)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let stamp = "\(parts.tm_year + 1900)\(two(parts.tm_mon + 1))\(two(parts.tm_mday))T"
+            + "\(two(parts.tm_hour))\(two(parts.tm_min))\(two(parts.tm_sec))Z"
+        let folder = LogFiles.unusedName(directory + "/repair-" + stamp)
+        try Directory.create(folder, mode: 0o750)
+        try Directory.fsync(directory)
+        return folder
+    }
+}

@@ -1,0 +1,159 @@
+// Snapshots: the daemon's folded state at a seq, as an opaque payload, so that
+// open does not replay from seq 1. A snapshot is only a shortcut: one that
+// fails any check (header, CRC, SHA-256, its seq and chain head against the
+// log) is skipped with a reason, and an older one or a full replay is used;
+// never a wrong state. Layout in FORMAT.md "Snapshots".
+
+import Glibc
+import LocalAuthSystem
+
+public struct Snapshot: Sendable, Equatable {
+    /// The state covers records 1...seq.
+    public var seq: UInt64
+    public var chainHead: ChainHead
+    public var time: Int64
+    public var payload: [UInt8]
+}
+
+public struct SkippedSnapshot: Error, Sendable, Equatable, CustomStringConvertible {
+    public var file: String
+    public var reason: String
+    public var description: String { "skipped snapshot \(file): \(reason)" }
+}
+
+public struct SnapshotStore: Sendable {
+    static let suffix = ".snap"
+    static let headerSize = 128
+    static let magic: [UInt8] = Array("LASNAPSH".utf8)
+    static let version: UInt32 = 1
+
+    /// The state directory; snapshots live in `<directory>/snapshots`.
+    public let directory: String
+    /// How many snapshots `write` keeps (the newest ones).
+    public var keep: Int
+
+    public init(directory: String, keep: Int = 3) {
+        self.directory = directory
+        self.keep = max(1, keep)
+    }
+
+    public var snapshotDirectory: String { directory + "/snapshots" }
+
+    public func path(_ seq: UInt64) -> String { snapshotDirectory + "/" + SegmentName.hex(seq) + Self.suffix }
+
+    /// Writes atomically (temp, fsync, rename, fsync dir), then deletes all but the newest `keep`.
+    public func write(seq: UInt64, chainHead: ChainHead, time: Int64, payload: [UInt8]) throws(LogError) {
+        do throws(SystemError) {
+            try Directory.create(snapshotDirectory, mode: 0o750)
+            try AtomicFile.write(path(seq), bytes: Self.encode(seq: seq, chainHead: chainHead, time: time, payload: payload), mode: 0o640)
+            let seqs = try list()
+            if seqs.count > keep {
+                for old in seqs.dropLast(keep) { try File.unlink(path(old)) }
+                try Directory.fsync(snapshotDirectory)
+            }
+        } catch {
+            throw .io(error)
+        }
+    }
+
+    /// Seqs of the snapshot files, ascending.
+    public func list() throws(SystemError) -> [UInt64] {
+        guard File.exists(snapshotDirectory) else { return [] }
+        return try Directory.entries(snapshotDirectory).compactMap { SegmentName.parse($0, suffix: Self.suffix) }.sorted()
+    }
+
+    /// Reads and checks one snapshot on its own (header, CRCs, SHA-256, name).
+    public func load(_ seq: UInt64) -> Result<Snapshot, SkippedSnapshot> {
+        let file = SegmentName.hex(seq) + Self.suffix
+        let bytes: [UInt8]
+        do throws(SystemError) { bytes = try LogFiles.readAll(path(seq)) } catch {
+            return .failure(SkippedSnapshot(file: file, reason: error.description))
+        }
+        switch Self.decode(bytes) {
+        case .success(let snapshot):
+            guard snapshot.seq == seq else {
+                return .failure(SkippedSnapshot(file: file, reason: "header covers seq \(snapshot.seq), not its name's"))
+            }
+            return .success(snapshot)
+        case .failure(let reason):
+            return .failure(SkippedSnapshot(file: file, reason: reason.message))
+        }
+    }
+
+    /// The newest snapshot that passes its own checks and agrees with the log:
+    /// `chainHeadAt(seq)` is the log's chain[seq], nil when the log does not
+    /// reach seq.
+    public func newestValid(
+        chainHeadAt: (UInt64) -> ChainHead?
+    ) -> (snapshot: Snapshot?, skipped: [SkippedSnapshot]) {
+        var skipped: [SkippedSnapshot] = []
+        let seqs: [UInt64]
+        do throws(SystemError) { seqs = try list() } catch {
+            return (nil, [SkippedSnapshot(file: snapshotDirectory, reason: error.description)])
+        }
+        for seq in seqs.reversed() {
+            switch load(seq) {
+            case .failure(let skip):
+                skipped.append(skip)
+            case .success(let snapshot):
+                guard let head = chainHeadAt(seq) else {
+                    skipped.append(SkippedSnapshot(file: SegmentName.hex(seq) + Self.suffix, reason: "covers seq \(seq), beyond the log"))
+                    continue
+                }
+                guard head == snapshot.chainHead else {
+                    skipped.append(SkippedSnapshot(file: SegmentName.hex(seq) + Self.suffix, reason: "chain head differs from the log's at seq \(seq)"))
+                    continue
+                }
+                return (snapshot, skipped)
+            }
+        }
+        return (nil, skipped)
+    }
+
+    struct DecodeFailure: Error { var message: String }
+
+    static func encode(seq: UInt64, chainHead: ChainHead, time: Int64, payload: [UInt8]) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: headerSize)
+        let digest = payload.withUnsafeBytes { ChainHasher().digest($0) }
+        bytes.withUnsafeMutableBytes { raw in
+            raw.copyBytes(from: magic)
+            raw.storeBytes(of: version.littleEndian, toByteOffset: 8, as: UInt32.self)
+            raw.storeBytes(of: UInt32(headerSize).littleEndian, toByteOffset: 12, as: UInt32.self)
+            raw.storeBytes(of: seq.littleEndian, toByteOffset: 16, as: UInt64.self)
+            raw.storeBytes(of: time.littleEndian, toByteOffset: 24, as: Int64.self)
+            withUnsafeBytes(of: chainHead) { UnsafeMutableRawBufferPointer(rebasing: raw[32..<64]).copyMemory(from: $0) }
+            raw.storeBytes(of: UInt64(payload.count).littleEndian, toByteOffset: 64, as: UInt64.self)
+            raw.storeBytes(of: CRC32C.checksum(payload).littleEndian, toByteOffset: 72, as: UInt32.self)
+            withUnsafeBytes(of: digest) { UnsafeMutableRawBufferPointer(rebasing: raw[80..<112]).copyMemory(from: $0) }
+            let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[0..<124]))
+            raw.storeBytes(of: crc.littleEndian, toByteOffset: 124, as: UInt32.self)
+        }
+        return bytes + payload
+    }
+
+    static func decode(_ bytes: [UInt8]) -> Result<Snapshot, DecodeFailure> {
+        bytes.withUnsafeBytes { raw -> Result<Snapshot, DecodeFailure> in
+            guard raw.count >= headerSize else { return .failure(DecodeFailure(message: "short header")) }
+            guard raw.prefix(8).elementsEqual(magic), RecordFormat.u32(raw, 8) == version,
+                  RecordFormat.u32(raw, 12) == UInt32(headerSize)
+            else { return .failure(DecodeFailure(message: "bad magic, version or header size")) }
+            guard RecordFormat.u32(raw, 124) == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[0..<124])) else {
+                return .failure(DecodeFailure(message: "header crc mismatch"))
+            }
+            let length = RecordFormat.u64(raw, 64)
+            guard length == UInt64(raw.count - headerSize) else {
+                return .failure(DecodeFailure(message: "payload length \(length) but \(raw.count - headerSize) bytes present"))
+            }
+            let payload = UnsafeRawBufferPointer(rebasing: raw[headerSize...])
+            guard CRC32C.checksum(payload) == RecordFormat.u32(raw, 72) else {
+                return .failure(DecodeFailure(message: "payload crc mismatch"))
+            }
+            guard ChainHasher().digest(payload) == ChainHead(UnsafeRawBufferPointer(rebasing: raw[80..<112])) else {
+                return .failure(DecodeFailure(message: "payload sha-256 mismatch"))
+            }
+            return .success(Snapshot(
+                seq: RecordFormat.u64(raw, 16), chainHead: ChainHead(UnsafeRawBufferPointer(rebasing: raw[32..<64])),
+                time: Int64(bitPattern: RecordFormat.u64(raw, 24)), payload: Array(payload)))
+        }
+    }
+}
