@@ -87,6 +87,19 @@ final class Connection {
         return true
     }
 
+    /// Drops output not yet sent, except the rest of a line the kernel
+    /// already has the start of, so the client never sees a spliced line.
+    func discardUnsentOutput() {
+        held.removeAll()
+        if sentUpTo > 0, sentUpTo < output.count, output[sentUpTo - 1] != UInt8(ascii: "\n"),
+           let end = output[sentUpTo...].firstIndex(of: UInt8(ascii: "\n")) {
+            output.removeSubrange((end + 1)...)
+        } else {
+            output.removeAll()
+            sentUpTo = 0
+        }
+    }
+
     var hasUnsentOutput: Bool { sentUpTo < output.count }
     var isDrained: Bool { !hasUnsentOutput && held.isEmpty }
 }

@@ -116,17 +116,14 @@ final class Server {
         let monotonic = MonotonicClock.nowNanos()
         let idleLimit = UInt64(configuration.daemon.idleLineTimeout) * 1000
         for connection in connections.values {
-            if let since = connection.partialLineSince, !connection.closing, monotonic - since > idleLimit {
+            if let since = connection.partialLineSince, !connection.closing, monotonic > since, monotonic - since > idleLimit {
                 counters.idleLineTimeouts += 1
-                writer.bytes.removeAll(keepingCapacity: true)
-                writer.appendProtocolError(tag: "*", ProtocolError(.limitExceeded, "Line not finished within the idle line timeout."))
-                writer.appendBye(reason: "limit")
-                send(writer.bytes, to: connection)
-                beginClose(connection)
+                refuse(connection, ProtocolError(.limitExceeded, "Line not finished within the idle line timeout."), bye: "limit")
             }
         }
         // A closing connection whose peer does not read gets a few seconds.
-        for connection in connections.values where connection.closing && monotonic - connection.closingSince > 5_000_000_000 {
+        for connection in connections.values where connection.closing
+            && monotonic > connection.closingSince && monotonic - connection.closingSince > 5_000_000_000 {
             close(connection)
         }
         if let interval = watchdogInterval, monotonic - lastWatchdog > interval * 1000 / 2 {
@@ -160,18 +157,29 @@ final class Server {
     func send(_ bytes: [UInt8], to connection: Connection) {
         connection.enqueue(bytes, gate: authenticator.gate, durable: authenticator.recorder.durableSeq)
         if !connection.held.isEmpty { holding.insert(connection.id) }
+        // Write early when a lot is queued, so a client that reads while it
+        // pipelines is not mistaken for one that does not read.
+        if connection.output.count - connection.sentUpTo > 16384, !connection.flush() {
+            return close(connection)
+        }
         if connection.pendingOutputBytes > configuration.daemon.maxPendingBytes, !connection.closing {
             // A client that does not read its replies: answer once and close.
             counters.pendingOverflows += 1
-            connection.held.removeAll()
-            connection.output.removeAll()
-            connection.sentUpTo = 0
-            writer.bytes.removeAll(keepingCapacity: true)
-            writer.appendProtocolError(tag: "*", ProtocolError(.limitExceeded, "Too many unread replies."))
-            writer.appendBye(reason: "limit")
-            connection.output.append(contentsOf: writer.bytes)
-            beginClose(connection)
+            connection.discardUnsentOutput()
+            refuse(connection, ProtocolError(.limitExceeded, "Too many unread replies."), bye: "limit")
         }
+    }
+
+    /// Answers `* ERR`, ends the connection's evaluations (their final
+    /// answers are sent), then `* BYE` as the last line, and closes once drained.
+    func refuse(_ connection: Connection, _ error: ProtocolError, bye reason: String) {
+        writer.bytes.removeAll(keepingCapacity: true)
+        writer.appendProtocolError(tag: "*", error)
+        send(writer.bytes, to: connection)
+        beginClose(connection)
+        writer.bytes.removeAll(keepingCapacity: true)
+        writer.appendBye(reason: reason)
+        send(writer.bytes, to: connection)
     }
 
     func releaseDurableOutput() {

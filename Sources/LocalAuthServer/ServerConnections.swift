@@ -96,11 +96,7 @@ extension Server {
             switch event {
             case .lineTooLong:
                 counters.linesTooLong += 1
-                writer.bytes.removeAll(keepingCapacity: true)
-                writer.appendProtocolError(tag: "*", ProtocolError(.lineTooLong, "Lines are limited to 8192 bytes."))
-                writer.appendBye(reason: "protocol")
-                send(writer.bytes, to: connection)
-                beginClose(connection)
+                refuse(connection, ProtocolError(.lineTooLong, "Lines are limited to 8192 bytes."), bye: "protocol")
             case .line(let line):
                 counters.requests += 1
                 connection.partialLineSince = nil
