@@ -55,6 +55,13 @@ let package = Package(
         .testTarget(name: "LocalAuthLogTests", dependencies: ["LocalAuthLog", "LocalAuthCore", "LocalAuthSystem"]),
         .testTarget(name: "LocalAuthenticationTests", dependencies: ["LocalAuthentication"]),
         .testTarget(name: "LocalAuthIntegrationTests", dependencies: ["LocalAuthProtocol", "LocalAuthSystem"]),
+        .testTarget(name: "LocalAuthSystemdTests", dependencies: ["LocalAuthProtocol", "LocalAuthSystem"]),
+        .testTarget(name: "LocalAuthCtlTests", dependencies: [
+            "LocalAuthProtocol", "LocalAuthSystem", "LocalAuthCore", "LocalAuthLog",
+        ]),
+        .testTarget(name: "LocalAuthReliabilityTests", dependencies: [
+            "LocalAuthProtocol", "LocalAuthSystem", "LocalAuthCore", "LocalAuthLog", "LocalAuthConfig",
+        ]),
     ],
     swiftLanguageModes: [.v6]
 )
