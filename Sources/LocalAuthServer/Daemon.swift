@@ -69,6 +69,8 @@ public enum Daemon {
 
         let stateDirectory = configuration.daemon.stateDirectory
         try Directory.create(stateDirectory, mode: 0o700)
+        let lock = try lockStateDirectory(stateDirectory)
+        defer { try? lock.close() }
         let durabilityWake = try EventFD()
         let failure = FailureFlag()
         let log: EventLog
@@ -87,16 +89,20 @@ public enum Daemon {
         if let torn = log.recovery.tornTail {
             DaemonLog.notice("Cut a torn record at the end of the log (\(torn)); a copy is in \(log.recovery.brokenCopy ?? "-").")
         }
-        let loaded = try StateLoader.load(log)
-        for skipped in loaded.skippedSnapshots { DaemonLog.notice(skipped) }
+        let loaded = try Replay.fold(log)
+        for skipped in loaded.skippedSnapshots { DaemonLog.notice("Skipped a snapshot: \(skipped)") }
+        if let torn = loaded.tornTail {
+            // Open cuts torn tails; one seen now means the log changed under us.
+            throw StoreError("the event log ends in an unfinished write after open (\(torn)); refusing to start")
+        }
 
-        var passcodes = try PasscodeStore(directory: stateDirectory)
+        let passcodes = try BuiltinPasscodes(directory: stateDirectory)
         let recorder = LogRecorder(log: log, failure: failure)
         let authenticator = Authenticator(state: loaded.state, recorder: recorder)
         let bootID = (try? Systemd.bootID()) ?? ""
         let now = WallClock.nowMicros()
         _ = authenticator.execute(.start(version: version, bootID: bootID, pid: getpid(), rules: configuration.rules), now: now)
-        try reconcile(&passcodes, authenticator, now: now)
+        try reconcile(passcodes, authenticator, now: now)
 
         let listener = try socket(configuration)
         let server = try Server(configuration: configuration, authenticator: authenticator, listener: listener,
@@ -120,16 +126,31 @@ public enum Daemon {
 
     /// The passcode store is written before its event; after a crash between
     /// the two, the store wins and the event is recorded now.
-    static func reconcile(_ passcodes: inout PasscodeStore, _ authenticator: Authenticator, now: Int64) throws {
+    static func reconcile(_ passcodes: PasscodeBackend, _ authenticator: Authenticator, now: Int64) throws {
         let daemonUID = Accounts.currentUID()
-        var uids = Set(passcodes.hashes.keys)
+        var uids = Set(passcodes.users)
         for (uid, user) in authenticator.state.users where user.passcodeSet { uids.insert(uid) }
         for uid in uids.sorted() {
-            let stored = passcodes.hash(for: uid) != nil
+            let stored = passcodes.isSet(uid)
             if stored != authenticator.state.user(uid).passcodeSet {
                 _ = authenticator.execute(.changePasscode(uid: uid, set: stored, by: daemonUID), now: now)
             }
         }
+    }
+
+    /// One daemon per state directory: an exclusive flock on `<dir>/lock`,
+    /// held for the life of the process (and checked by `localauthctl repair`).
+    static func lockStateDirectory(_ directory: String) throws -> FileDescriptor {
+        let fd = try FileDescriptor.open(directory + "/lock", .readWrite, options: [.create], permissions: 0o600)
+        if flock(fd.rawValue, LOCK_EX | LOCK_NB) != 0 {
+            let error = errno
+            try? fd.close()
+            if error == EWOULDBLOCK {
+                throw StoreError("another localauthd is using \(directory) (its lock file is held)")
+            }
+            throw SystemError(call: "flock", errno: error, path: directory + "/lock")
+        }
+        return fd
     }
 
     static func socket(_ configuration: DaemonConfiguration) throws -> FileDescriptor {

@@ -10,8 +10,8 @@ import Synchronization
 
 final class PasscodeWorkers: Sendable {
     enum Job: Sendable {
-        case verify(secret: [UInt8], hash: String?)
-        case hash(secret: [UInt8])
+        case verify(secret: [UInt8], check: @Sendable ([UInt8]) -> Bool)
+        case record(secret: [UInt8], make: @Sendable ([UInt8]) throws -> String)
     }
 
     struct Completion: Sendable {
@@ -39,13 +39,13 @@ final class PasscodeWorkers: Sendable {
         queues[index].async { [self] in
             var completion = Completion(token: token, correct: false, hash: nil, fingerprint: [])
             switch job {
-            case .verify(var secret, let hash):
-                if let hash { completion.correct = Yescrypt.verify(secret: secret, hash: hash) }
+            case .verify(var secret, let check):
+                completion.correct = check(secret)
                 completion.fingerprint = SHA256.hash(fingerprintKey + secret)
                 scrub(&secret)
-            case .hash(var secret):
+            case .record(var secret, let make):
                 do {
-                    completion.hash = try Yescrypt.hash(secret: secret)
+                    completion.hash = try make(secret)
                     completion.correct = true
                 } catch {
                     completion.error = "\(error)"

@@ -11,6 +11,9 @@ extension Server {
         let outcome = authenticator.execute(command, now: now)
         if case .events(let events) = outcome {
             for event in events { deliver(event) }
+            for event in events {
+                if let uid = event.body.uid, event.body.ctx != nil { updateScan(uid) }
+            }
         }
         return outcome
     }

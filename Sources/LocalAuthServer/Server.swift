@@ -22,7 +22,7 @@ final class Server {
     let ticker: TimerFD
     let workers: PasscodeWorkers
     let durabilityWake: EventFD
-    var passcodes: PasscodeStore
+    let passcodes: PasscodeBackend
     let daemonUID: UserID
     let version: String
 
@@ -38,6 +38,9 @@ final class Server {
     /// S-7: fingerprint of each user's last wrong passcode, in memory only.
     var lastWrongPasscode: [UserID: [UInt8]] = [:]
     var stopping = false
+    let sensorBackend: SensorBackend = SimulatedSensor()
+    /// Users whose biometric prompt the sensor backend is scanning for.
+    var scanning: Set<UserID> = []
     var reloadRequested = false
     var lastWatchdog: UInt64 = 0
     let watchdogInterval: UInt64?
@@ -47,7 +50,7 @@ final class Server {
     var reload: (() throws -> DaemonConfiguration)?
 
     init(configuration: DaemonConfiguration, authenticator: Authenticator, listener: FileDescriptor,
-         signals: SignalFD, durabilityWake: EventFD, passcodes: PasscodeStore, version: String) throws {
+         signals: SignalFD, durabilityWake: EventFD, passcodes: PasscodeBackend, version: String) throws {
         self.configuration = configuration
         self.authenticator = authenticator
         self.listener = listener

@@ -19,7 +19,8 @@ extension Server {
     }
 
     func enroll(_ request: Request, _ connection: Connection) {
-        guard let uid = targetUID(request, connection, required: true) else { return }
+        guard requireSimulatedSensor(request, connection),
+              let uid = targetUID(request, connection, required: true) else { return }
         let existing = authenticator.state.user(uid).templates
         var template = request.arguments.value(for: "template") ?? ""
         if request.arguments.value(for: "template") == nil {
@@ -36,7 +37,8 @@ extension Server {
     }
 
     func unenroll(_ request: Request, _ connection: Connection) {
-        guard let uid = targetUID(request, connection, required: true) else { return }
+        guard requireSimulatedSensor(request, connection),
+              let uid = targetUID(request, connection, required: true) else { return }
         let outcome = run(.unenroll(uid: uid, template: request.arguments.value(for: "template"), by: connection.peer.uid,
                                     domainState: SecureRandom.hex(bytes: 16)),
                           connection: connection, tag: request.tag, now: now)
@@ -45,7 +47,8 @@ extension Server {
     }
 
     func sensor(_ request: Request, _ connection: Connection) {
-        guard let uid = targetUID(request, connection, required: true) else { return }
+        guard requireSimulatedSensor(request, connection),
+              let uid = targetUID(request, connection, required: true) else { return }
         let reading: SensorReading
         switch request.arguments.value(for: "result") {
         case "match": reading = .match
@@ -60,6 +63,17 @@ extension Server {
         let outcome = run(.sensor(uid: uid, reading: reading), connection: connection, tag: request.tag, now: now)
         guard events(outcome, connection, request.tag) != nil else { return }
         replyOK(connection, request.tag)
+    }
+
+    /// Readings and templates come through the protocol only with the
+    /// simulated backend; a real sensor has its own.
+    private func requireSimulatedSensor(_ request: Request, _ connection: Connection) -> Bool {
+        guard sensorBackend.isSimulated else {
+            reply(connection, request.tag, ProtocolError(.badState,
+                "\(request.verb) needs the simulated sensor; this daemon uses \(sensorBackend.name)."))
+            return false
+        }
+        return true
     }
 
     func unlocked(_ request: Request, _ connection: Connection) {

@@ -56,6 +56,6 @@ extension Server {
         let token = nextCheckToken
         nextCheckToken += 1
         pendingChecks[token] = .evaluation(uid: uid, ctx: ctx, eval: eval)
-        workers.submit(token: token, .verify(secret: Array(secret.utf8), hash: passcodes.hash(for: uid)))
+        workers.submit(token: token, .verify(secret: Array(secret.utf8), check: passcodes.checker(for: uid)))
     }
 }

@@ -28,7 +28,7 @@ extension Server {
         let token = nextCheckToken
         nextCheckToken += 1
         let ownPasscode = uid == connection.peer.uid
-        if ownPasscode, let hash = passcodes.hash(for: uid) {
+        if ownPasscode, passcodes.isSet(uid) {
             guard let old = request.arguments.value(for: "old-secret") else {
                 return reply(connection, request.tag, ProtocolError(.missingArgument,
                     "old-secret= is required to change an existing passcode."))
@@ -37,17 +37,17 @@ extension Server {
                 return reply(connection, request.tag, refusal)
             }
             pendingChecks[token] = .oldPasscode(uid: uid, newSecret: Array(secret.utf8), connection: connection.id, tag: request.tag)
-            workers.submit(token: token, .verify(secret: Array(old.utf8), hash: hash))
+            workers.submit(token: token, .verify(secret: Array(old.utf8), check: passcodes.checker(for: uid)))
         } else {
             pendingChecks[token] = .newHash(uid: uid, connection: connection.id, tag: request.tag, by: connection.peer.uid)
-            workers.submit(token: token, .hash(secret: Array(secret.utf8)))
+            workers.submit(token: token, .record(secret: Array(secret.utf8), make: passcodes.recordMaker))
         }
     }
 
     func clearPasscode(_ request: Request, _ connection: Connection) {
         guard let uid = targetUID(request, connection, required: true) else { return }
         do {
-            try passcodes.set(nil, for: uid)
+            try passcodes.commit(nil, for: uid)
         } catch {
             DaemonLog.error("Failed to write the passcode store: \(error)")
             return reply(connection, request.tag, ProtocolError(.internal, "Failed to write the passcode store."))
@@ -91,7 +91,7 @@ extension Server {
                 let token = nextCheckToken
                 nextCheckToken += 1
                 pendingChecks[token] = .newHash(uid: uid, connection: id, tag: tag, by: uid)
-                workers.submit(token: token, .hash(secret: newSecret))
+                workers.submit(token: token, .record(secret: newSecret, make: passcodes.recordMaker))
             case .newHash(let uid, let id, let tag, let by):
                 let connection = connections[id]
                 guard let hash = completion.hash else {
@@ -100,7 +100,7 @@ extension Server {
                     continue
                 }
                 do {
-                    try passcodes.set(hash, for: uid)
+                    try passcodes.commit(hash, for: uid)
                 } catch {
                     DaemonLog.error("Failed to write the passcode store: \(error)")
                     if let connection { reply(connection, tag, ProtocolError(.internal, "Failed to write the passcode store.")) }

@@ -1,0 +1,94 @@
+// What an administrator does to a running daemon: reload its configuration
+// with SIGHUP (connections survive; a bad file is refused and the old one
+// kept), start a second daemon on the same state directory (refused), name an
+// AdminGroup, and restart from a snapshot.
+import Foundation
+import Glibc
+import XCTest
+
+final class OperationsTests: IntegrationTestCase {
+    func testSIGHUPReloadsTheRulesAndKeepsConnections() throws {
+        let daemon = try startDaemon(configuration: configuration(biometry: ["LockoutThreshold=5"]))
+        let client = try daemon.connect()
+        try prepareOwner(client)
+        let ctx = try newContext(client)
+        XCTAssertOK(try client.request("\(tag()) can-evaluate ctx=\(ctx) policy=biometrics"))
+
+        // A stricter threshold arrives with the reload.
+        try configuration(biometry: ["LockoutThreshold=1"]).write(toFile: daemon.configPath, atomically: true, encoding: .utf8)
+        try reload(daemon, client)
+        let e = tag("e")
+        try client.send("\(e) evaluate ctx=\(ctx) policy=biometrics reason=unlock")
+        _ = try client.next(tag: e)  // PROMPT
+        try sensor(client, "nomatch")
+        XCTAssertLAError(try client.next(tag: e), -8, "biometryLockout")  // one failure locks out after the reload
+    }
+
+    func testABadConfigurationOnReloadKeepsTheOldOne() throws {
+        let daemon = try startDaemon()
+        let client = try daemon.connect()
+        try "[Daemon]\nNoSuchKey=1\n".write(toFile: daemon.configPath, atomically: true, encoding: .utf8)
+        try reload(daemon, client)
+        XCTAssertOK(try client.request("\(tag()) ping"), "the daemon and the connection survive a bad reload")
+        XCTAssertTrue(daemon.stderr.contains("NoSuchKey"), "the refusal names the key: \(daemon.stderr)")
+        XCTAssertTrue(daemon.stderr.contains("keeping the old one"), daemon.stderr)
+    }
+
+    func testASecondDaemonOnTheSameStateDirectoryIsRefused() throws {
+        let first = try startDaemon()
+        let (code, _, err) = try runToCompletion(first.binary, ["--config", first.configPath,
+            "--socket", first.socketPath + "2", "--state-dir", first.stateDirectory])
+        XCTAssertNotEqual(code, 0)
+        XCTAssertTrue(err.contains("another localauthd"), err)
+        XCTAssertOK(try first.connect().request("p ping"), "the first daemon is untouched")
+    }
+
+    func testMembersOfAdminGroupAreAdministrators() throws {
+        // uid 65534 (nobody) is in group nogroup's gid only as primary group
+        // when we say so with setpriv; use a group it is a member of.
+        let daemon = try startDaemon(configuration: configuration(daemon: ["AdminGroup=nogroup"]))
+        let outsider = try daemon.connect(asUID: 65534)
+        let reply = try outsider.request("a1 status uid=0")
+        // getgrouplist(nobody) includes its primary group (nogroup, 65534).
+        XCTAssertOK(reply, "a member of AdminGroup may read another user's status")
+        let other = try startDaemon()
+        XCTAssertProtocolError(try other.connect(asUID: 65534).request("a2 status uid=0"), "permission-denied")
+    }
+
+    func testRestartFromASnapshotGivesTheSameState() throws {
+        let daemon = try startDaemon(configuration: configuration(daemon: []) + "[Log]\nSnapshotEvery=10\n")
+        let client = try daemon.connect()
+        try prepareOwner(client)
+        for _ in 0..<3 {
+            let ctx = try newContext(client)
+            let e = tag("e")
+            try client.send("\(e) evaluate ctx=\(ctx) policy=biometrics reason=unlock")
+            _ = try client.next(tag: e)
+            try sensor(client, "nomatch")
+            _ = try client.next(tag: e)
+            XCTAssertOK(try client.request("\(tag()) cancel ctx=\(ctx)"))
+            _ = try client.next(tag: e)
+        }
+        let before = try client.request("s1 status")
+        let snapshots = (try? FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory + "/snapshots")) ?? []
+        XCTAssertFalse(snapshots.filter { $0.hasSuffix(".snap") }.isEmpty, "snapshots were written: \(snapshots)")
+        daemon.kill()
+        try daemon.restart()
+        let after = try daemon.connect().request("s1 status")
+        for key in ["biometric-failures", "locked-out", "passcode-failures", "enrolled", "passcode-set"] {
+            XCTAssertEqual(after.arguments.value(for: key), before.arguments.value(for: key), key)
+        }
+        XCTAssertEqual(after.arguments.value(for: "biometric-failures"), "3")
+    }
+
+    /// SIGHUP, then a round trip: the loop handled the signal before the ping.
+    private func reload(_ daemon: DaemonProcess, _ client: Client) throws {
+        guard let pid = daemon.pid else { throw HarnessError("not running") }
+        Glibc.kill(pid, SIGHUP)
+        for _ in 0..<200 {
+            if daemon.stderr.contains("Reloaded the configuration") || daemon.stderr.contains("reload the configuration") { break }
+            usleep(10_000)
+        }
+        XCTAssertOK(try client.request("\(tag()) ping"))
+    }
+}
