@@ -64,8 +64,10 @@ public enum Daemon {
         var configuration = try loadConfiguration(options)
         // Signals go to a signalfd; block them before any thread starts.
         Signals.ignoreBrokenPipe()
-        let signals = try SignalFD(signals: [SIGTERM, SIGINT, SIGHUP])
+        // SIGUSR2 is the test hook (DaemonLog.testHangSeconds); ignored otherwise.
+        let signals = try SignalFD(signals: [SIGTERM, SIGINT, SIGHUP, SIGUSR2])
         umask(0o077)
+        raiseOpenFileLimit(for: configuration.daemon.maxConnections)
 
         let stateDirectory = configuration.daemon.stateDirectory
         try Directory.create(stateDirectory, mode: 0o700)
@@ -99,6 +101,7 @@ public enum Daemon {
         let passcodes = try BuiltinPasscodes(directory: stateDirectory)
         let recorder = LogRecorder(log: log, failure: failure)
         let authenticator = Authenticator(state: loaded.state, recorder: recorder)
+        DaemonLog.reportRepair(log, lastSeq: recorder.lastSeq)
         let bootID = (try? Systemd.bootID()) ?? ""
         let now = WallClock.nowMicros()
         _ = authenticator.execute(.start(version: version, bootID: bootID, pid: getpid(), rules: configuration.rules), now: now)
@@ -135,6 +138,18 @@ public enum Daemon {
             if stored != authenticator.state.user(uid).passcodeSet {
                 _ = authenticator.execute(.changePasscode(uid: uid, set: stored, by: daemonUID), now: now)
             }
+        }
+    }
+
+    /// Every connection is a file descriptor: lift the soft limit towards
+    /// the hard one so that MaxConnections can actually be reached.
+    static func raiseOpenFileLimit(for connections: Int) {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+        let wanted = rlim_t(connections + 256)
+        if limit.rlim_cur < wanted {
+            limit.rlim_cur = min(wanted, limit.rlim_max)
+            _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
         }
     }
 

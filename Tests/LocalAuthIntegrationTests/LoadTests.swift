@@ -5,12 +5,12 @@ import LocalAuthSystem
 import XCTest
 
 final class LoadTests: IntegrationTestCase {
-    func testTwoHundredSimultaneousConnectionsEachCreateAndCheckAContext() throws {
-        Harness.raiseOpenFileLimit(to: 1024)
-        let daemon = try startDaemon()
+    func testAThousandSimultaneousConnectionsEachCreateAndCheckAContext() throws {
+        Harness.raiseOpenFileLimit(to: 4096)
+        let daemon = try startDaemon(configuration: configuration(daemon: ["MaxConnectionsPerUser=2048"]))
         let admin = try daemon.connect()
         let token = try prepareOwner(admin)
-        let count = 200
+        let count = 1000
         var clients: [Client] = []
         for _ in 0..<count { clients.append(try daemon.connect()) }
         for (index, client) in clients.enumerated() { try client.send("n\(index) new") }

@@ -3,6 +3,7 @@
 // kept), start a second daemon on the same state directory (refused), name an
 // AdminGroup, and restart from a snapshot.
 import Foundation
+import LocalAuthProtocol
 import Glibc
 import XCTest
 
@@ -79,6 +80,22 @@ final class OperationsTests: IntegrationTestCase {
             XCTAssertEqual(after.arguments.value(for: key), before.arguments.value(for: key), key)
         }
         XCTAssertEqual(after.arguments.value(for: "biometric-failures"), "3")
+    }
+
+    func testHostileInputIsCountedInStats() throws {
+        let daemon = try startDaemon()
+        let admin = try daemon.connect()
+        let before = try admin.request("s1 stats")
+        XCTAssertOK(before)
+        let hostile = try daemon.connect(asUID: 65534)
+        XCTAssertProtocolError(try hostile.request("h1 enroll uid=0"), "permission-denied")
+        try hostile.send("h2 bad\u{01}line")
+        _ = try hostile.next()
+        let after = try admin.request("s2 stats")
+        func count(_ response: LocalAuthProtocol.Response, _ key: String) -> Int { Int(response.arguments.value(for: key) ?? "") ?? -1 }
+        XCTAssertEqual(count(after, "permission-denied"), count(before, "permission-denied") + 1)
+        XCTAssertEqual(count(after, "bad-lines"), count(before, "bad-lines") + 1)
+        XCTAssertProtocolError(try hostile.request("h3 stats"), "permission-denied", "stats is for administrators")
     }
 
     /// SIGHUP, then a round trip: the loop handled the signal before the ping.
