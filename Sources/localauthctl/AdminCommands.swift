@@ -1,11 +1,13 @@
 // The administrator's verbs (PROTOCOL.md: enroll, unenroll, sensor,
-// unlocked, reset, clear-passcode): one request each, `--uid` required, a
+// unlocked, reset): one request each, `--uid` required, a
 // one-line confirmation on success.
 
-/// What the admin commands share: parse `--uid`, send one request, print one line.
+/// What the admin commands share: parse `--uid`, send one request, print one
+/// line (or, with `-o json`, the reply's fields as one JSON object).
 protocol AdminCommand: Command {
     var uid: UInt32 { get }
     var socket: String { get }
+    var format: String { get }
     var verb: String { get }
     var extraArguments: [(String, String)] { get }
     func confirmation(_ reply: [String: String]) -> String
@@ -18,6 +20,13 @@ extension AdminCommand {
     func run() throws(CommandFailure) -> Int32 {
         let client = try DaemonClient.connect(socket)
         let reply = try client.expectOK(verb, [("uid", String(uid))] + extraArguments)
+        if format == "json" {
+            let fields = [("uid", JSONValue.number(uid))] + reply.arguments.map { argument in
+                (argument.key.replacingOccurrences("-", "_"), StatusCommand.typed(argument.value))
+            }
+            Console.out(JSONValue.object(fields).text)
+            return 0
+        }
         var values: [String: String] = [:]
         for argument in reply.arguments { values[argument.key] = argument.value }
         Console.out(confirmation(values))
@@ -26,6 +35,11 @@ extension AdminCommand {
 }
 
 let uidOption = OptionSpec("--uid", value: "N", help: "the user (id or name); required")
+let adminOutputOption = OptionSpec("-o", "--output", value: "text|json", help: "the output format (default: text)")
+
+func adminFormat(_ arguments: ParsedArguments) throws(UsageError) -> String {
+    try arguments.choice("--output", ["text", "json"])
+}
 
 func requiredUID(_ arguments: ParsedArguments) throws(UsageError) -> UInt32 {
     guard let uid = try arguments.uid("--uid") else { throw UsageError("missing --uid") }
@@ -35,13 +49,15 @@ func requiredUID(_ arguments: ParsedArguments) throws(UsageError) -> UInt32 {
 struct EnrollCommand: AdminCommand {
     static let name = "enroll"
     static let summary = "Enroll a biometric template for a user (simulated backend; admin)"
-    static let options = [uidOption, OptionSpec("--template", value: "NAME", help: "the template's name (default: template-N)"), SocketOption.spec]
+    static let options = [uidOption, OptionSpec("--template", value: "NAME", help: "the template's name (default: template-N)"), adminOutputOption, SocketOption.spec]
     let verb = "enroll"
     var uid: UInt32
     var template: String?
     var socket: String
+    var format: String
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
+        format = try adminFormat(arguments)
         try arguments.requireNoPositionals()
         uid = try requiredUID(arguments)
         template = arguments.value("--template")
@@ -58,13 +74,15 @@ struct EnrollCommand: AdminCommand {
 struct UnenrollCommand: AdminCommand {
     static let name = "unenroll"
     static let summary = "Remove one or all biometric templates of a user (admin)"
-    static let options = [uidOption, OptionSpec("--template", value: "NAME", help: "the template to remove (default: all)"), SocketOption.spec]
+    static let options = [uidOption, OptionSpec("--template", value: "NAME", help: "the template to remove (default: all)"), adminOutputOption, SocketOption.spec]
     let verb = "unenroll"
     var uid: UInt32
     var template: String?
     var socket: String
+    var format: String
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
+        format = try adminFormat(arguments)
         try arguments.requireNoPositionals()
         uid = try requiredUID(arguments)
         template = arguments.value("--template")
@@ -82,15 +100,17 @@ struct SensorCommand: AdminCommand {
     static let name = "sensor"
     static let operands = "match|nomatch|retry|disconnect"
     static let summary = "Feed a simulated sensor reading to a user's waiting biometric prompt (admin)"
-    static let options = [uidOption, OptionSpec("--template", value: "NAME", help: "the template that matched"), SocketOption.spec]
+    static let options = [uidOption, OptionSpec("--template", value: "NAME", help: "the template that matched"), adminOutputOption, SocketOption.spec]
     static let readings = ["match", "nomatch", "retry", "disconnect"]
     let verb = "sensor"
     var uid: UInt32
     var reading: String
     var template: String?
     var socket: String
+    var format: String
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
+        format = try adminFormat(arguments)
         uid = try requiredUID(arguments)
         guard arguments.positionals.count == 1, let reading = arguments.positionals.first else {
             throw UsageError(arguments.positionals.isEmpty ? "missing the reading (match, nomatch, retry or disconnect)"
@@ -112,12 +132,14 @@ struct SensorCommand: AdminCommand {
 struct UnlockedCommand: AdminCommand {
     static let name = "unlocked"
     static let summary = "Report a biometric device unlock for a user now (admin)"
-    static let options = [uidOption, SocketOption.spec]
+    static let options = [uidOption, adminOutputOption, SocketOption.spec]
     let verb = "unlocked"
     var uid: UInt32
     var socket: String
+    var format: String
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
+        format = try adminFormat(arguments)
         try arguments.requireNoPositionals()
         uid = try requiredUID(arguments)
         socket = SocketOption.path(arguments)
@@ -129,33 +151,18 @@ struct UnlockedCommand: AdminCommand {
 struct ResetCommand: AdminCommand {
     static let name = "reset"
     static let summary = "Clear a user's lockouts, failure counts and admin lock (admin)"
-    static let options = [uidOption, SocketOption.spec]
+    static let options = [uidOption, adminOutputOption, SocketOption.spec]
     let verb = "reset"
     var uid: UInt32
     var socket: String
+    var format: String
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
+        format = try adminFormat(arguments)
         try arguments.requireNoPositionals()
         uid = try requiredUID(arguments)
         socket = SocketOption.path(arguments)
     }
 
     func confirmation(_ reply: [String: String]) -> String { "Reset uid \(uid)." }
-}
-
-struct ClearPasscodeCommand: AdminCommand {
-    static let name = "clear-passcode"
-    static let summary = "Remove a user's passcode (admin)"
-    static let options = [uidOption, SocketOption.spec]
-    let verb = "clear-passcode"
-    var uid: UInt32
-    var socket: String
-
-    init(_ arguments: ParsedArguments) throws(UsageError) {
-        try arguments.requireNoPositionals()
-        uid = try requiredUID(arguments)
-        socket = SocketOption.path(arguments)
-    }
-
-    func confirmation(_ reply: [String: String]) -> String { "Passcode cleared for uid \(uid)." }
 }

@@ -55,7 +55,8 @@ extension Command {
 enum Tool {
     static var commands: [any Command.Type] {
         [
-        StatusCommand.self, EvaluateCommand.self, SetPasscodeCommand.self, ClearPasscodeCommand.self,
+        StatusCommand.self, CanEvaluateCommand.self, EvaluateCommand.self, PasscodeCommand.self,
+        SetPasscodeCommand.self, ClearPasscodeCommand.self,
         EnrollCommand.self, UnenrollCommand.self, SensorCommand.self, UnlockedCommand.self, ResetCommand.self,
         CallCommand.self,
         LogCommand.self, ReplayCommand.self, VerifyCommand.self, RepairCommand.self,

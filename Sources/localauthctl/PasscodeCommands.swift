@@ -1,12 +1,13 @@
-// `set-passcode`: the new passcode twice (and the current one when a user
-// changes their own) from the terminal with echo off, or as lines on stdin
-// with --secret-stdin. Never from argv (S-39: secrets stay out of sight).
+// `passcode set|clear` (and the older spellings `set-passcode`,
+// `clear-passcode`). Set reads the new passcode twice (and the current one
+// when a user changes their own) from the terminal with echo off, or as lines
+// on stdin with --secret-stdin. Never from argv (S-39: secrets stay out of sight).
 
 import Glibc
 
 struct SetPasscodeCommand: Command {
     static let name = "set-passcode"
-    static let summary = "Set or change a passcode (read from the terminal, or stdin with --secret-stdin)"
+    static let summary = "Set or change a passcode (same as 'passcode set')"
     static let details = """
         Without --uid, your own passcode; changing it asks for the current one first.
         Setting another user's passcode needs an administrator.
@@ -74,4 +75,64 @@ struct SetPasscodeCommand: Command {
         guard new == again else { throw CommandFailure("the passcodes do not match; nothing changed") }
         return (new, old)
     }
+}
+
+struct PasscodeCommand: Command {
+    static let name = "passcode"
+    static let operands = "set|clear"
+    static let summary = "Set or change a passcode (set), or remove one (clear; admin)"
+    static let details = """
+        passcode set: without --uid, your own passcode; changing it asks for the current
+        one first. Setting another user's passcode needs an administrator. The
+        passcode is read from the terminal with echo off, or with --secret-stdin as
+        lines on standard input (line 1 the new passcode, line 2 the current one when
+        needed). There is deliberately no option that takes a passcode.
+        passcode clear --uid N: removes user N's passcode (admin).
+        """
+    static let isLive = true
+    static let options = [
+        OptionSpec("--uid", value: "N", help: "the user (id or name; set: default you, clear: required)"),
+        OptionSpec("--secret-stdin", help: "set: read the passcodes as lines from standard input"),
+        adminOutputOption,
+        SocketOption.spec,
+    ]
+
+    var action: any Command
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        guard let verb = arguments.positionals.first else { throw UsageError("missing the action (set or clear)") }
+        var rest = arguments
+        rest.positionals.removeFirst()
+        switch verb {
+        case "set":
+            if arguments.value("--output") != nil { throw UsageError("passcode set prints no state; -o does not apply") }
+            action = try SetPasscodeCommand(rest)
+        case "clear":
+            if arguments.flag("--secret-stdin") { throw UsageError("passcode clear reads no secret; drop --secret-stdin") }
+            action = try ClearPasscodeCommand(rest)
+        default:
+            throw UsageError("invalid action '\(verb)': expected set or clear")
+        }
+    }
+
+    func run() throws(CommandFailure) -> Int32 { try action.run() }
+}
+
+struct ClearPasscodeCommand: AdminCommand {
+    static let name = "clear-passcode"
+    static let summary = "Remove a user's passcode (admin; same as 'passcode clear')"
+    static let options = [uidOption, adminOutputOption, SocketOption.spec]
+    let verb = "clear-passcode"
+    var uid: UInt32
+    var socket: String
+    var format: String
+
+    init(_ arguments: ParsedArguments) throws(UsageError) {
+        format = try adminFormat(arguments)
+        try arguments.requireNoPositionals()
+        uid = try requiredUID(arguments)
+        socket = SocketOption.path(arguments)
+    }
+
+    func confirmation(_ reply: [String: String]) -> String { "Passcode cleared for uid \(uid)." }
 }
