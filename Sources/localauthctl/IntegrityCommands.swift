@@ -47,7 +47,7 @@ struct VerifyCommand: Command {
             Console.error("localauthctl: the log itself verifies; 'localauthctl repair' moves the bad snapshots aside")
             return 1
         }
-        Console.out("OK: \(report.records) records (seq 1...\(report.lastSeq)) in \(report.segments) segments, "
+        Console.out("OK: \(report.records) records (seq 1...\(report.lastSeq)) in \(report.segments) segment\(report.segments == 1 ? "" : "s"), "
             + "hash chain intact (head \(report.chainHead.hex.prefix(16))…), "
             + (report.snapshotsChecked == 0 ? "no snapshots" : "\(report.snapshotsChecked) snapshots agree"))
         if let torn = report.tornTail {

@@ -42,7 +42,7 @@ struct ReplayCommand: Command {
     func run() throws(CommandFailure) -> Int32 {
         let directory = try StateDirectoryOption.directory(explicitDirectory)
         guard File.exists(directory + "/log") else { throw CommandFailure("No event log in \(directory) (no \(directory)/log)") }
-        let replayed = try Replay.run(directory, untilSeq: untilSeq ?? .max, untilTime: untilTime)
+        let replayed = try ReplayRun.run(directory, untilSeq: untilSeq ?? .max, untilTime: untilTime)
         if let untilSeq, replayed.state.eventCount < untilSeq {
             throw CommandFailure("The log ends at seq \(replayed.state.eventCount), before seq \(untilSeq)")
         }
@@ -59,8 +59,8 @@ struct ReplayCommand: Command {
     }
 }
 
-/// The fold itself: snapshot (if usable) + the log's records up to the limit.
-enum Replay {
+/// The fold itself: the same `Replay.fold` the daemon starts from.
+enum ReplayRun {
     struct Outcome {
         var state: AuthState
         /// The time of the last event folded (or the snapshot's high-water mark).
@@ -70,44 +70,21 @@ enum Replay {
     }
 
     static func run(_ directory: String, untilSeq: UInt64, untilTime: Int64?) throws(CommandFailure) -> Outcome {
-        var outcome = Outcome(state: AuthState(), lastTime: 0)
-        var start: UInt64 = 1
-        // Opening builds the index (a full scan); only the snapshot lookup needs it.
-        if let log = try? EventLog.open(directory, options: .init(chainCheck: .none, readOnly: true)),
-           let snapshot = log.newestValidSnapshot().snapshot, snapshot.seq <= untilSeq,
-           untilTime.map({ snapshot.time <= $0 }) ?? true,
-           let state = try? StateCodec.decode(snapshot.payload), state.eventCount == snapshot.seq {
-            outcome.state = state
-            outcome.lastTime = state.clockHighWater
-            outcome.fromSnapshot = snapshot.seq
-            start = snapshot.seq + 1
+        let log: EventLog
+        do throws(LogError) {
+            log = try EventLog.open(directory, options: .init(chainCheck: .none, readOnly: true))
+        } catch {
+            throw CommandFailure("Failed to open the event log in \(directory): \(error)")
         }
-        let reader: LogReader
-        do throws(SystemError) { reader = try LogReader(logDirectory: directory + "/log", from: start) } catch {
-            throw CommandFailure("Failed to read the event log: \(error)")
-        }
-        loop: while true {
-            switch reader.next() {
-            case .record(let record):
-                if record.seq > untilSeq { break loop }
-                if let untilTime, record.time > untilTime { break loop }
-                let body: EventBody
-                do { body = try EventCodec.decode(kind: record.keys.type, payload: record.payload) } catch {
-                    throw CommandFailure("Failed to decode seq \(record.seq) at \(record.position): \(error)")
-                }
-                outcome.state.apply(Event(time: record.time, body))
-                outcome.lastTime = record.time
-            case .end:
-                break loop
-            case .tornTail(let torn):
-                outcome.note = "the log ends in an unfinished write (\(torn)); replayed up to seq \(torn.lastSeq)"
-                break loop
-            case .corruption(let corruption):
-                throw CommandFailure("The log cannot be trusted from seq \(corruption.seq): \(corruption); "
-                    + "replay stops there. Run 'localauthctl verify', and 'localauthctl repair' with the daemon stopped")
+        do throws(LocalAuthLog.Replay.Failure) {
+            let folded = try LocalAuthLog.Replay.fold(log, untilSeq: untilSeq, untilTime: untilTime)
+            let note = folded.tornTail.map {
+                "the log ends in an unfinished write (\($0)); replayed up to seq \($0.lastSeq)"
             }
+            return Outcome(state: folded.state, lastTime: folded.lastTime, fromSnapshot: folded.fromSnapshot, note: note)
+        } catch {
+            throw CommandFailure(error.description)
         }
-        return outcome
     }
 }
 
