@@ -30,6 +30,8 @@ final class Connection {
     var closingSince: UInt64 = 0
     /// Whether epoll currently watches for writability.
     var watchingWritable = false
+    /// In the server's `needFlush` list.
+    var needsFlush = false
 
     init(id: ID, fd: FileDescriptor, peer: PeerCredentials, isAdmin: Bool) {
         self.id = id

@@ -91,7 +91,13 @@ public enum Daemon {
         if let torn = log.recovery.tornTail {
             DaemonLog.notice("Cut a torn record at the end of the log (\(torn)); a copy is in \(log.recovery.brokenCopy ?? "-").")
         }
-        let loaded = try Replay.fold(log)
+        let loaded: Replay.Outcome
+        do {
+            loaded = try Replay.fold(log)
+        } catch {
+            DaemonLog.error("The event log cannot be trusted: \(error)", id: .corruptionFound)
+            throw error
+        }
         for skipped in loaded.skippedSnapshots { DaemonLog.notice("Skipped a snapshot: \(skipped)") }
         if let torn = loaded.tornTail {
             // Open cuts torn tails; one seen now means the log changed under us.

@@ -1,6 +1,18 @@
 // The daemon's own diagnostics: structured journal entries when stderr is
 // connected to journald, plain "localauthd: ..." lines on stderr otherwise.
 // Never given a secret: callers pass ids, uids and counts only (S-39).
+// Each notable audit event carries a MESSAGE_ID (catalog:
+// systemd/localauthd.catalog) and the fields LOCALAUTH_UID,
+// LOCALAUTH_CONTEXT and LOCALAUTH_SEQ where they apply, so that
+// `journalctl MESSAGE_ID=... LOCALAUTH_UID=1000` finds them.
+//
+// Also home of the daemon's one test hook: with LOCALAUTHD_TEST_HANG=N
+// (1...3600) in its environment, SIGUSR2 makes the event loop sleep N
+// seconds, so a test can prove that a hung loop stops the WATCHDOG=1 pings.
+// Without the variable SIGUSR2 is ignored.
+import Glibc
+import LocalAuthCore
+import LocalAuthLog
 import LocalAuthSystem
 
 enum DaemonLog {
@@ -44,5 +56,42 @@ enum DaemonLog {
 
     static func info(_ message: String, id: MessageID? = nil, fields: [(String, String)] = []) {
         write(.info, message, id: id, fields: fields)
+    }
+
+    /// LOCALAUTH_UID / LOCALAUTH_CONTEXT / LOCALAUTH_SEQ, those that apply.
+    static func fields(uid: UserID?, context: ContextID?, seq: UInt64) -> [(String, String)] {
+        var fields: [(String, String)] = []
+        if let uid { fields.append(("LOCALAUTH_UID", String(uid))) }
+        if let context { fields.append(("LOCALAUTH_CONTEXT", context.hex)) }
+        if seq > 0 { fields.append(("LOCALAUTH_SEQ", String(seq))) }
+        return fields
+    }
+
+    /// At start: when the newest record is `log-repaired` (written by
+    /// `localauthctl repair` while the daemon was stopped), journal it.
+    static func reportRepair(_ log: EventLog, lastSeq: UInt64) {
+        guard lastSeq > 0, let reader = try? log.reader(from: lastSeq), case .record(let record) = reader.next(),
+              record.keys.type == EventKind.logRepaired.rawValue,
+              case .logRepaired(let firstLostSeq, let by)? = try? EventCodec.decode(kind: record.keys.type, payload: record.payload)
+        else { return }
+        notice("The event log was repaired by uid \(by): events from seq \(firstLostSeq) on were lost; "
+               + "every user must use the passcode before biometry.",
+               id: .logRepaired, fields: [("LOCALAUTH_UID", String(by)), ("LOCALAUTH_SEQ", String(record.seq))])
+    }
+
+    /// The test hook's hang, in seconds; nil (hook off) unless
+    /// LOCALAUTHD_TEST_HANG is set to 1...3600.
+    static func testHangSeconds() -> UInt32? {
+        guard let value = getenv("LOCALAUTHD_TEST_HANG"), let seconds = UInt32(String(cString: value)),
+              (1...3600).contains(seconds) else { return nil }
+        return seconds
+    }
+
+    /// Blocks the calling thread (the event loop) for `seconds`.
+    static func hangForTest(_ seconds: UInt32) {
+        notice("Test hook: hanging the event loop for \(seconds) s (LOCALAUTHD_TEST_HANG).")
+        _ = try? Systemd.notify("STATUS=Test hook: event loop hung for \(seconds) s")
+        var left = seconds
+        while left > 0 { left = sleep(left) }
     }
 }

@@ -10,7 +10,9 @@ extension Server {
     func run(_ command: Command, connection: Connection?, tag: String?, now: Int64) -> Authenticator.Outcome {
         let outcome = authenticator.execute(command, now: now)
         if case .events(let events) = outcome {
-            for event in events { deliver(event) }
+            // The events were appended in order and end at lastSeq.
+            let firstSeq = authenticator.recorder.lastSeq &- UInt64(events.count) &+ 1
+            for (offset, event) in events.enumerated() { deliver(event, seq: firstSeq &+ UInt64(offset)) }
             for event in events {
                 if let uid = event.body.uid, event.body.ctx != nil { updateScan(uid) }
             }
@@ -19,7 +21,7 @@ extension Server {
     }
 
     /// Sends the PROMPT lines and final answers that an event carries.
-    func deliver(_ event: Event) {
+    func deliver(_ event: Event, seq: UInt64 = 0) {
         switch event.body {
         case .promptShown(_, let ctx, _, let prompt):
             guard let (connection, tag) = evaluationOwner(ctx), let context = authenticator.state.contexts[ctx],
@@ -61,23 +63,40 @@ extension Server {
             writer.bytes.removeAll(keepingCapacity: true)
             appendFailure(tag: tag, failure, biometry: nil)
             send(writer.bytes, to: connection)
-        case .biometricFailed(let uid, _, _):
+        case .biometricFailed(let uid, let ctx, _):
             let user = authenticator.state.user(uid)
+            if user.biometryLockedOut { lockedOut.insert(uid) }
             if user.biometryLockedOut, user.biometricFailures == authenticator.state.rules.lockoutThreshold {
                 DaemonLog.notice("Biometry locked out for uid \(uid) after \(user.biometricFailures) failures.",
-                                 id: .lockoutEngaged, fields: [("LOCALAUTH_UID", String(uid))])
+                                 id: .lockoutEngaged, fields: DaemonLog.fields(uid: uid, context: ctx, seq: seq))
             }
-        case .passcodeRejected(let uid, _, _, true):
+        case .passcodeRejected(let uid, let ctx, _, true):
+            if authenticator.state.user(uid).adminLocked, lockedOut.insert(uid).inserted {
+                DaemonLog.notice("Passcode locked for uid \(uid) until an administrator resets it.",
+                                 id: .lockoutEngaged, fields: DaemonLog.fields(uid: uid, context: ctx, seq: seq))
+            }
             let retry = authenticator.state.passcodeRetryAfter(uid, now: event.time)
             if retry > 0 {
                 DaemonLog.notice("Passcode entry disabled for uid \(uid) for \(retry) s.", id: .passcodeBackoff,
-                                 fields: [("LOCALAUTH_UID", String(uid))])
+                                 fields: DaemonLog.fields(uid: uid, context: ctx, seq: seq))
             }
+        case .passcodeAccepted(let uid, let ctx, _):
+            liftLockout(uid, context: ctx, seq: seq, why: "the passcode was entered")
         case .userReset(let uid, let by):
-            DaemonLog.notice("Administrator \(by) reset uid \(uid).", id: .adminReset, fields: [("LOCALAUTH_UID", String(uid))])
+            DaemonLog.notice("Administrator \(by) reset uid \(uid).", id: .adminReset,
+                             fields: DaemonLog.fields(uid: uid, context: nil, seq: seq))
+            liftLockout(uid, context: nil, seq: seq, why: "administrator \(by) reset the user")
         default:
             break
         }
+    }
+
+    /// Journals "lockout lifted" when `uid` was locked out and no longer is.
+    func liftLockout(_ uid: UserID, context: ContextID?, seq: UInt64, why: String) {
+        let user = authenticator.state.user(uid)
+        guard !user.biometryLockedOut, !user.adminLocked, lockedOut.remove(uid) != nil else { return }
+        DaemonLog.notice("Lockout lifted for uid \(uid): \(why).", id: .lockoutLifted,
+                         fields: DaemonLog.fields(uid: uid, context: context, seq: seq))
     }
 
     func evaluationOwner(_ ctx: ContextID) -> (Connection, String)? {

@@ -32,6 +32,10 @@ final class Server {
     var nextConnectionID: Connection.ID = Token.firstConnection
     /// Connections with output held behind an fsync.
     var holding: Set<Connection.ID> = []
+    /// Connections that queued output or began closing since the last
+    /// `flushAll` (each at most once: `Connection.needsFlush`), so a loop
+    /// turn costs O(active connections), not O(all connections).
+    var needFlush: [Connection] = []
     var counters = Counters()
     var pendingChecks: [UInt64: PendingCheck] = [:]
     var nextCheckToken: UInt64 = 1
@@ -44,6 +48,17 @@ final class Server {
     var reloadRequested = false
     var lastWatchdog: UInt64 = 0
     let watchdogInterval: UInt64?
+    /// Users locked out (biometry or admin lock), for STATUS= and the
+    /// lockout-lifted journal entry.
+    var lockedOut: Set<UserID> = []
+    /// The STATUS= last sent, and when (monotonic ns).
+    var lastStatus = ""
+    var lastStatusAt: UInt64 = 0
+    /// Whether the log's write failure (fail closed) was journaled.
+    var reportedLogFailure = false
+    /// Test hook: with LOCALAUTHD_TEST_HANG=N in the environment, SIGUSR2
+    /// makes the event loop sleep N seconds (so WATCHDOG=1 pings stop).
+    let testHangSeconds = DaemonLog.testHangSeconds()
     var readBuffer = [UInt8](repeating: 0, count: 65536)
     var writer = LineWriter(capacity: 4096)
     /// Reloads the configuration files (SIGHUP); nil = nothing to reload.
@@ -63,6 +78,7 @@ final class Server {
         ticker = try TimerFD()
         workers = try PasscodeWorkers(count: 2)
         watchdogInterval = Systemd.watchdogInterval()
+        lockedOut = Set(authenticator.state.users.compactMap { $0.value.biometryLockedOut || $0.value.adminLocked ? $0.key : nil })
         try epoll.add(listener, events: .readable, data: Token.listener.rawValue)
         try epoll.add(signals.fileDescriptor, events: .readable, data: Token.signals.rawValue)
         try epoll.add(ticker.fileDescriptor, events: .readable, data: Token.ticker.rawValue)
@@ -104,6 +120,8 @@ final class Server {
                 stopping = true
             case SIGHUP:
                 reloadRequested = true
+            case SIGUSR2:
+                if let seconds = testHangSeconds { DaemonLog.hangForTest(seconds) }
             default:
                 break
             }
@@ -133,6 +151,19 @@ final class Server {
             lastWatchdog = monotonic
             _ = try? Systemd.notify("WATCHDOG=1")
         }
+        if !reportedLogFailure, let failure = authenticator.recorder.failure {
+            reportedLogFailure = true
+            DaemonLog.error("The event log cannot record events (\(failure)); refusing every request that needs it.")
+        }
+        // STATUS= at most once a second, and only when it changed.
+        if monotonic - lastStatusAt >= 1_000_000_000 {
+            let status = statusLine
+            if status != lastStatus {
+                lastStatus = status
+                lastStatusAt = monotonic
+                _ = try? Systemd.notify("STATUS=\(status)")
+            }
+        }
     }
 
     func reloadConfiguration() {
@@ -151,7 +182,9 @@ final class Server {
     }
 
     var statusLine: String {
-        "Serving \(connections.count) connections, \(authenticator.state.contexts.count) contexts"
+        if let failure = authenticator.recorder.failure { return "Failing closed: the event log cannot record events (\(failure))" }
+        return "Serving \(connections.count) connections, \(authenticator.state.contexts.count) contexts, "
+            + "\(lockedOut.count) users locked out, log seq \(authenticator.recorder.lastSeq)"
     }
 
     // MARK: - Output
@@ -160,6 +193,7 @@ final class Server {
     func send(_ bytes: [UInt8], to connection: Connection) {
         connection.enqueue(bytes, gate: authenticator.gate, durable: authenticator.recorder.durableSeq)
         if !connection.held.isEmpty { holding.insert(connection.id) }
+        markForFlush(connection)
         // Write early when a lot is queued, so a client that reads while it
         // pipelines is not mistaken for one that does not read.
         if connection.output.count - connection.sentUpTo > 16384, !connection.flush() {
@@ -192,11 +226,26 @@ final class Server {
             guard let connection = connections[id] else { holding.remove(id); continue }
             connection.release(durable: durable)
             if connection.held.isEmpty { holding.remove(id) }
+            markForFlush(connection)
         }
     }
 
+    func markForFlush(_ connection: Connection) {
+        guard !connection.needsFlush else { return }
+        connection.needsFlush = true
+        needFlush.append(connection)
+    }
+
+    /// Flushes the connections marked since the last call. Output that did
+    /// not fit in the socket is written on EPOLLOUT (`flush` watches for it).
     func flushAll() {
-        for connection in connections.values where connection.hasUnsentOutput || connection.closing {
+        guard !needFlush.isEmpty else { return }
+        let marked = needFlush
+        needFlush.removeAll(keepingCapacity: true)
+        for connection in marked {
+            connection.needsFlush = false
+            guard connections[connection.id] === connection,
+                  connection.hasUnsentOutput || connection.closing else { continue }
             flush(connection)
         }
     }

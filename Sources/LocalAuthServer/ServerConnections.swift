@@ -84,6 +84,9 @@ extension Server {
             }
             readBuffer.withUnsafeBytes { connection.splitter.append(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
             processLines(connection)
+            // A short read emptied the socket: epoll is level-triggered and
+            // reports the rest (and EOF) next turn; skip the EAGAIN read.
+            if count < readBuffer.count { break }
         }
         if !connection.closing {
             connection.partialLineSince = connection.splitter.hasPartialLine
@@ -136,6 +139,7 @@ extension Server {
         guard !connection.closing else { return }
         connection.closing = true
         connection.closingSince = MonotonicClock.nowNanos()
+        markForFlush(connection)
         connection.partialLineSince = nil
         endContexts(of: connection)
         // No more reading: watch only for writability while output is unsent.

@@ -1,0 +1,173 @@
+// sd_notify without systemd: a datagram socket as NOTIFY_SOCKET, the daemon
+// spawned with WATCHDOG_USEC and WATCHDOG_PID = its own pid, and the
+// datagrams checked in order: READY (after replay and listen, with STATUS),
+// STATUS kept current, WATCHDOG, RELOADING then READY on SIGHUP, STOPPING.
+// Also the journal fields in their stderr form (no journald here), and the
+// test hook that hangs the event loop to prove the pings come from it.
+import Foundation
+import Glibc
+import XCTest
+
+/// A daemon under a fake service manager.
+final class NotifiedDaemon {
+    let scratch: Scratch
+    let notify: NotifyReceiver
+    let child: Child
+    let socketPath: String
+    let outputPath: String
+
+    init(configuration: String = "[Biometry]\nType=touchID\n", watchdogMicros: Int = 400_000,
+         extraEnvironment: [String: String] = [:]) throws {
+        scratch = try Scratch()
+        notify = try NotifyReceiver(path: scratch.path + "/notify")
+        socketPath = scratch.path + "/socket"
+        outputPath = scratch.path + "/output"
+        let config = try scratch.write("localauthd.conf", configuration)
+        var environment = ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": String(watchdogMicros)]
+        for (key, value) in extraEnvironment { environment[key] = value }
+        child = try Child(try Paths.localauthd(),
+                          ["--config", config, "--socket", socketPath, "--state-dir", scratch.path + "/state"],
+                          environment: environment, watchdogPID: true, stderrPath: outputPath)
+    }
+
+    var output: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
+
+    func connect() throws -> LineClient { try LineClient(socketPath: socketPath) }
+}
+
+final class NotifyTests: XCTestCase {
+    func testReadyStatusWatchdogReloadStoppingInOrder() throws {
+        let daemon = try NotifiedDaemon()
+        let notify = daemon.notify
+
+        let ready = try XCTUnwrap(notify.waitFor("READY=1") { $0 == "READY=1" })
+        XCTAssertEqual(notify.messages.first, ready, "READY=1 must be the first datagram")
+        XCTAssertTrue(ready.contains("MAINPID=\(daemon.child.pid)"), ready)
+        XCTAssertTrue(ready.contains("STATUS=Serving 0 connections, 0 contexts, 0 users locked out, log seq "), ready)
+        // READY=1 comes after listen: the socket accepts now.
+        let client = try daemon.connect()
+
+        // WATCHDOG=1 from the loop, at half of WATCHDOG_USEC.
+        notify.waitFor("WATCHDOG=1") { $0 == "WATCHDOG=1" }
+
+        // STATUS= follows what the daemon serves.
+        XCTAssertTrue(try client.request("c1 new").hasPrefix("c1 OK ctx="))
+        notify.waitFor("STATUS with one connection and one context") {
+            $0.hasPrefix("STATUS=Serving 1 connections, 1 contexts, 0 users locked out, log seq ")
+        }
+
+        // SIGHUP: RELOADING=1 (with MONOTONIC_USEC), then READY=1 again.
+        daemon.child.signal(SIGHUP)
+        let reloading = try XCTUnwrap(notify.waitFor("RELOADING=1") { $0 == "RELOADING=1" })
+        XCTAssertTrue(reloading.contains("MONOTONIC_USEC="), reloading)
+        notify.waitFor("READY=1 after RELOADING=1") { $0 == "READY=1" }
+        XCTAssertEqual(try client.request("p1 ping"), "p1 OK", "the connection survives a reload")
+
+        daemon.child.signal(SIGTERM)
+        notify.waitFor("STOPPING=1") { $0 == "STOPPING=1" }
+        XCTAssertEqual(daemon.child.wait(), 0, daemon.output)
+
+        // The whole conversation, in order.
+        func index(_ line: String, after start: Int = -1) -> Int? {
+            notify.messages.indices.first { $0 > start && notify.messages[$0].split(separator: "\n").contains(Substring(line)) }
+        }
+        let firstReady = try XCTUnwrap(index("READY=1"))
+        let firstWatchdog = try XCTUnwrap(index("WATCHDOG=1"))
+        let reload = try XCTUnwrap(index("RELOADING=1"))
+        let secondReady = try XCTUnwrap(index("READY=1", after: reload))
+        let stopping = try XCTUnwrap(index("STOPPING=1"))
+        XCTAssertLessThan(firstReady, firstWatchdog)
+        XCTAssertLessThan(firstReady, reload)
+        XCTAssertLessThan(secondReady, stopping)
+        XCTAssertNil(index("READY=1", after: stopping), "\(notify.messages)")
+        XCTAssertNil(index("WATCHDOG=1", after: stopping), "no pings after STOPPING=1: \(notify.messages)")
+    }
+
+    /// Lockout engaged and lifted: STATUS counts the locked-out user, and the
+    /// entries (stderr form here) carry the MESSAGE fields.
+    func testLockoutStatusAndLogFields() throws {
+        let daemon = try NotifiedDaemon(configuration: """
+            [Biometry]
+            Type=touchID
+            LockoutThreshold=2
+            AttemptsPerEvaluation=3
+
+            """)
+        let notify = daemon.notify
+        notify.waitFor("READY=1") { $0 == "READY=1" }
+        let client = try daemon.connect()
+        XCTAssertTrue(try client.request("s1 set-passcode secret=4321").hasPrefix("s1 OK"))
+        XCTAssertTrue(try client.request("e1 enroll uid=0").hasPrefix("e1 OK"))
+        let created = try client.request("c1 new")
+        let ctx = try XCTUnwrap(created.split(separator: "=").last.map(String.init))
+        XCTAssertTrue(try client.request("v1 evaluate ctx=\(ctx) policy=biometrics reason=test").hasPrefix("v1 PROMPT"))
+        XCTAssertTrue(try client.request("n1 sensor uid=0 result=nomatch").hasPrefix("n1 OK"))
+        XCTAssertTrue(try client.request("n2 sensor uid=0 result=nomatch").hasPrefix("n2 OK"))
+        notify.waitFor("STATUS with one user locked out") { $0.hasPrefix("STATUS=") && $0.contains(", 1 users locked out,") }
+        let status = try client.request("u1 status")
+        XCTAssertTrue(status.contains("locked-out=true"), status)
+
+        // The passcode lifts the biometric lockout.
+        XCTAssertTrue(try client.request("c2 new").hasPrefix("c2 OK"))
+        let second = try client.request("c3 new")
+        let ctx2 = try XCTUnwrap(second.split(separator: "=").last.map(String.init))
+        let prompt = try client.request("v2 evaluate ctx=\(ctx2) policy=owner reason=test")
+        XCTAssertTrue(prompt.contains("kind=passcode"), prompt)
+        XCTAssertEqual(try client.request("p1 passcode ctx=\(ctx2) secret=4321"), "p1 OK")
+        XCTAssertTrue(try client.next(tag: "v2").hasPrefix("v2 OK method=passcode"))
+        notify.waitFor("STATUS with no user locked out") { $0.hasPrefix("STATUS=") && $0.contains(", 0 users locked out,") }
+
+        daemon.child.signal(SIGTERM)
+        XCTAssertEqual(daemon.child.wait(), 0)
+        let lines = daemon.output.split(separator: "\n").map(String.init)
+        let engaged = try XCTUnwrap(lines.first { $0.contains("Biometry locked out for uid 0") }, daemon.output)
+        XCTAssertTrue(engaged.contains("LOCALAUTH_UID=0"), engaged)
+        XCTAssertTrue(engaged.contains("LOCALAUTH_CONTEXT=\(ctx)"), engaged)
+        XCTAssertNotNil(engaged.range(of: #"LOCALAUTH_SEQ=[1-9][0-9]*"#, options: .regularExpression), engaged)
+        let lifted = try XCTUnwrap(lines.first { $0.contains("Lockout lifted for uid 0") }, daemon.output)
+        XCTAssertTrue(lifted.contains("LOCALAUTH_UID=0") && lifted.contains("LOCALAUTH_CONTEXT=\(ctx2)"), lifted)
+        XCTAssertTrue(lines.contains { $0.hasPrefix("localauthd: Started:") && $0.contains("LOCALAUTH_SEQ=") }, daemon.output)
+        XCTAssertTrue(lines.contains { $0 == "localauthd: Stopped." }, daemon.output)
+    }
+
+    /// The test hook (LOCALAUTHD_TEST_HANG=N, then SIGUSR2) blocks the event
+    /// loop: no WATCHDOG=1 while it hangs, so systemd would restart it.
+    func testHungLoopStopsWatchdogPings() throws {
+        let hang = 4
+        // Pings every 100-200 ms while the loop runs: dozens during the hang
+        // if they came from anywhere but the loop.
+        let daemon = try NotifiedDaemon(watchdogMicros: 200_000, extraEnvironment: ["LOCALAUTHD_TEST_HANG": String(hang)])
+        let notify = daemon.notify
+        notify.waitFor("READY=1") { $0 == "READY=1" }
+        notify.waitFor("WATCHDOG=1") { $0 == "WATCHDOG=1" }
+        notify.waitFor("another WATCHDOG=1") { $0 == "WATCHDOG=1" }
+
+        daemon.child.signal(SIGUSR2)
+        notify.waitFor("the hook's STATUS") { $0.hasPrefix("STATUS=Test hook: event loop hung for \(hang) s") }
+        let hungAt = notify.messages.count
+        // A request made while the loop hangs is answered once it is back.
+        let client = try daemon.connect()
+        XCTAssertEqual(try client.request("p1 ping", timeout: Double(hang) + 30), "p1 OK")
+        _ = notify.drain()
+        let during = notify.messages[hungAt...].filter { $0.split(separator: "\n").contains("WATCHDOG=1") }.count
+        XCTAssertLessThanOrEqual(during, 2, "WATCHDOG=1 kept coming while the loop hung: \(Array(notify.messages[hungAt...]))")
+        // And the pings resume.
+        notify.waitFor("WATCHDOG=1 after the hang") { $0 == "WATCHDOG=1" }
+        daemon.child.signal(SIGTERM)
+        XCTAssertEqual(daemon.child.wait(), 0, daemon.output)
+    }
+
+    /// Without LOCALAUTHD_TEST_HANG, SIGUSR2 does nothing at all.
+    func testSIGUSR2IsIgnoredWithoutTheHook() throws {
+        let daemon = try NotifiedDaemon()
+        daemon.notify.waitFor("READY=1") { $0 == "READY=1" }
+        let client = try daemon.connect()
+        daemon.child.signal(SIGUSR2)
+        XCTAssertEqual(try client.request("p1 ping"), "p1 OK")
+        XCTAssertNil(daemon.child.wait(timeout: 0), "SIGUSR2 must not kill the daemon")
+        daemon.child.signal(SIGTERM)
+        XCTAssertEqual(daemon.child.wait(), 0)
+        XCTAssertFalse(daemon.notify.messages.contains { $0.contains("Test hook") })
+        XCTAssertFalse(daemon.output.contains("Test hook"))
+    }
+}
