@@ -67,18 +67,25 @@ extension Server {
             let user = authenticator.state.user(uid)
             if user.biometryLockedOut { lockedOut.insert(uid) }
             if user.biometryLockedOut, user.biometricFailures == authenticator.state.rules.lockoutThreshold {
-                DaemonLog.notice("Biometry locked out for uid \(uid) after \(user.biometricFailures) failures.",
-                                 id: .lockoutEngaged, fields: DaemonLog.fields(uid: uid, context: ctx, seq: seq))
+                let failures = user.biometricFailures
+                journalAfterDurable {
+                    DaemonLog.notice("Biometry locked out for uid \(uid) after \(failures) failures.",
+                                     id: .lockoutEngaged, fields: DaemonLog.fields(uid: uid, context: ctx, seq: seq))
+                }
             }
         case .passcodeRejected(let uid, let ctx, _, true):
             if authenticator.state.user(uid).adminLocked, lockedOut.insert(uid).inserted {
-                DaemonLog.notice("Passcode locked for uid \(uid) until an administrator resets it.",
-                                 id: .lockoutEngaged, fields: DaemonLog.fields(uid: uid, context: ctx, seq: seq))
+                journalAfterDurable {
+                    DaemonLog.notice("Passcode locked for uid \(uid) until an administrator resets it.",
+                                     id: .lockoutEngaged, fields: DaemonLog.fields(uid: uid, context: ctx, seq: seq))
+                }
             }
             let retry = authenticator.state.passcodeRetryAfter(uid, now: event.time)
             if retry > 0 {
-                DaemonLog.notice("Passcode entry disabled for uid \(uid) for \(retry) s.", id: .passcodeBackoff,
-                                 fields: DaemonLog.fields(uid: uid, context: ctx, seq: seq))
+                journalAfterDurable {
+                    DaemonLog.notice("Passcode entry disabled for uid \(uid) for \(retry) s.", id: .passcodeBackoff,
+                                     fields: DaemonLog.fields(uid: uid, context: ctx, seq: seq))
+                }
             }
         case .passcodeAccepted(let uid, let ctx, _):
             liftLockout(uid, context: ctx, seq: seq, why: "the passcode was entered")

@@ -32,6 +32,8 @@ final class Server {
     var nextConnectionID: Connection.ID = Token.firstConnection
     /// Connections with output held behind an fsync.
     var holding: Set<Connection.ID> = []
+    /// Journal writes held behind an undurable failure.
+    var heldJournal: [(seq: UInt64, write: () -> Void)] = []
     /// Connections that queued output or began closing since the last
     /// `flushAll` (each at most once: `Connection.needsFlush`), so a loop
     /// turn costs O(active connections), not O(all connections).
@@ -155,8 +157,9 @@ final class Server {
             reportedLogFailure = true
             DaemonLog.error("The event log cannot record events (\(failure)); refusing every request that needs it.")
         }
-        // STATUS= at most once a second, and only when it changed.
-        if monotonic - lastStatusAt >= 1_000_000_000 {
+        // STATUS= at most once a second, and only when it changed; never
+        // while a failure is not yet durable (its lockout count reveals it, S-40).
+        if monotonic - lastStatusAt >= 1_000_000_000, authenticator.gate == 0 {
             let status = statusLine
             if status != lastStatus {
                 lastStatus = status
@@ -219,7 +222,25 @@ final class Server {
         send(writer.bytes, to: connection)
     }
 
+    /// Journal entries that reveal a failure wait for its fsync as well (S-40:
+    /// no byte revealing it leaves the daemon before).
+    func journalAfterDurable(_ write: @escaping () -> Void) {
+        let gate = max(authenticator.gate, heldJournal.last?.seq ?? 0)
+        if gate == 0 || gate <= authenticator.recorder.durableSeq {
+            write()
+        } else {
+            heldJournal.append((gate, write))
+        }
+    }
+
     func releaseDurableOutput() {
+        if !heldJournal.isEmpty {
+            let durable = authenticator.recorder.durableSeq
+            while let first = heldJournal.first, first.seq <= durable {
+                heldJournal.removeFirst()
+                first.write()
+            }
+        }
         guard !holding.isEmpty else { return }
         let durable = authenticator.recorder.durableSeq
         for id in holding {
