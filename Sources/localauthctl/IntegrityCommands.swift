@@ -95,6 +95,12 @@ struct RepairCommand: Command {
         for path in sockets where Self.daemonAnswers(path) {
             throw CommandFailure("localauthd is running (it answers on \(path)); stop it first (systemctl stop localauthd)")
         }
+        // The daemon holds an exclusive flock on <dir>/lock while it runs.
+        let lock = open(directory + "/lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        defer { if lock >= 0 { close(lock) } }
+        if lock >= 0, flock(lock, LOCK_EX | LOCK_NB) != 0 {
+            throw CommandFailure("localauthd is running on \(directory) (it holds \(directory)/lock); stop it first")
+        }
         let by = getuid()
         let report: RepairReport
         do throws(LogError) {
@@ -107,7 +113,24 @@ struct RepairCommand: Command {
         }
         Console.out(report.message)
         if report.repaired, let kept = report.keptIn, report.problem == nil { Console.out("Kept: \(kept)") }
+        Self.giveBack(directory)
         return 0
+    }
+
+    /// Files written here by root (repair runs as root) go to the directory's
+    /// owner, so that the daemon's own user can still write its log.
+    static func giveBack(_ directory: String) {
+        var owner = stat()
+        guard stat(directory, &owner) == 0, owner.st_uid != getuid() else { return }
+        func walk(_ path: String) {
+            var info = stat()
+            guard lstat(path, &info) == 0 else { return }
+            if info.st_uid != owner.st_uid { _ = lchown(path, owner.st_uid, owner.st_gid) }
+            guard info.st_mode & S_IFMT == S_IFDIR, let entries = try? Directory.entries(path) else { return }
+            for entry in entries { walk(path + "/" + entry) }
+        }
+        guard let entries = try? Directory.entries(directory) else { return }
+        for entry in entries { walk(directory + "/" + entry) }
     }
 
     /// Whether something answers `ping` on `path` within a second.
