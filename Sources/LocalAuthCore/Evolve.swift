@@ -25,12 +25,17 @@ extension AuthState {
             break
         case .rulesApplied(let rules):
             self.rules = rules
+        // Context events act on the context's owner, and on known contexts
+        // only: `decide` never emits anything else, and a forged record (one
+        // that passed the checksums) must not drive counters negative.
         case .contextCreated(let uid, let ctx, let pid):
+            guard contexts[ctx] == nil else { break }
             contexts[ctx] = ContextState(uid: uid, pid: pid)
             users[uid, default: UserState()].openContexts += 1
         case .contextPropertySet(_, let ctx, let property):
             applyProperty(property, to: ctx)
-        case .contextInvalidated(let uid, let ctx, let reason):
+        case .contextInvalidated(_, let ctx, let reason):
+            guard let uid = contexts[ctx]?.uid else { break }
             endEvaluation(ctx)
             if contexts[ctx]?.isOpen == true {
                 users[uid, default: UserState()].openContexts -= 1
@@ -41,7 +46,8 @@ extension AuthState {
                 contexts[ctx] = nil
             }
             dropUserIfEmpty(uid)
-        case .contextReleased(let uid, let ctx):
+        case .contextReleased(_, let ctx):
+            guard let uid = contexts[ctx]?.uid else { break }
             endEvaluation(ctx)
             if contexts[ctx]?.isOpen == true {
                 users[uid, default: UserState()].openContexts -= 1
@@ -57,7 +63,8 @@ extension AuthState {
         case .evaluationStarted(_, let ctx, let eval, let policy, let reason):
             contexts[ctx]?.lastEvaluation = eval
             contexts[ctx]?.evaluation = Evaluation(id: eval, policy: policy, reason: reason)
-        case .promptShown(let uid, let ctx, _, let prompt):
+        case .promptShown(_, let ctx, _, let prompt):
+            guard let uid = contexts[ctx]?.uid, contexts[ctx]?.evaluation != nil else { break }
             contexts[ctx]?.evaluation?.phase = prompt.kind == .biometric ? .biometric(prompt) : .passcode(prompt)
             // S-31/S-8: on the same timeline as expirePrompts (the clock's high-water mark).
             contexts[ctx]?.evaluation?.promptedAt = clockHighWater

@@ -45,6 +45,7 @@ final class Authenticator {
         }
     }
 
-    /// The seq that output produced now must wait for (0 = none).
+    /// The seq that output produced now must wait for (0 = none). If the log
+    /// fails, that seq never becomes durable and what waits is dropped (S-40).
     var gate: UInt64 { failureGate > recorder.durableSeq ? failureGate : 0 }
 }

@@ -21,6 +21,8 @@ final class Connection {
     var held: [(seq: UInt64, bytes: [UInt8])] = []
     /// Contexts created on this connection (S-12).
     var contexts: Set<ContextID> = []
+    /// Contexts invalidated by the app, oldest first (a subset of `contexts`).
+    var invalidated: [ContextID] = []
     /// The tag of the running `evaluate` of each context.
     var evaluationTags: [ContextID: String] = [:]
     /// When the current unfinished line started (IdleLineTimeoutSec), or nil.

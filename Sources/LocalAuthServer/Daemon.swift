@@ -74,15 +74,49 @@ public enum Daemon {
         let lock = try lockStateDirectory(stateDirectory)
         defer { try? lock.close() }
         let durabilityWake = try EventFD()
+        let passcodes = try BuiltinPasscodes(directory: stateDirectory)
+        let opened = try openAuthenticator(configuration, passcodes: passcodes, wake: durabilityWake)
+
+        let listener = try socket(configuration)
+        let server = try Server(configuration: configuration, authenticator: opened.authenticator, listener: listener,
+                                signals: signals, durabilityWake: durabilityWake, passcodes: passcodes, version: version)
+        var log = opened.log
+        server.reload = {
+            let fresh = try loadConfiguration(options)
+            configuration = fresh
+            return fresh
+        }
+        // After a write failure (disk full, EIO) the daemon refuses to act;
+        // this reopens the log from disk (recovery cuts what was never
+        // acknowledged) and starts over, as a restart would.
+        server.reopenLog = {
+            try? log.close()
+            let again = try openAuthenticator(configuration, passcodes: passcodes, wake: durabilityWake)
+            log = again.log
+            return again.authenticator
+        }
+        let from = opened.loaded.fromSnapshot.map { "snapshot \($0) + " } ?? ""
+        DaemonLog.notice("Started: \(from)\(opened.loaded.replayed) events replayed, listening on \(configuration.daemon.socket).",
+                         id: .started, fields: [("LOCALAUTH_SEQ", String(opened.authenticator.recorder.lastSeq))])
+        _ = try? Systemd.notify("READY=1\nSTATUS=\(server.statusLine)\nMAINPID=\(getpid())")
+        try server.run()
+        try? log.close()
+    }
+
+    /// Opens and replays the log, records the start (S-15) and reconciles the
+    /// passcode store: everything between "state directory locked" and "ready".
+    static func openAuthenticator(_ configuration: DaemonConfiguration, passcodes: PasscodeBackend, wake: EventFD) throws
+        -> (authenticator: Authenticator, log: EventLog, loaded: Replay.Outcome) {
+        let stateDirectory = configuration.daemon.stateDirectory
         let failure = FailureFlag()
         let log: EventLog
         do {
             log = try EventLog.open(stateDirectory, options: EventLog.Options(
                 segmentSize: configuration.log.segmentSize,
-                onDurable: { _ in try? durabilityWake.post() },
+                onDurable: { _ in try? wake.post() },
                 onFailure: { writeFailure in
                     failure.set("\(writeFailure)")
-                    try? durabilityWake.post()
+                    try? wake.post()
                 }))
         } catch {
             DaemonLog.error("The event log cannot be trusted: \(error)", id: .corruptionFound)
@@ -96,15 +130,15 @@ public enum Daemon {
             loaded = try Replay.fold(log)
         } catch {
             DaemonLog.error("The event log cannot be trusted: \(error)", id: .corruptionFound)
+            try? log.close()
             throw error
         }
         for skipped in loaded.skippedSnapshots { DaemonLog.notice("Skipped a snapshot: \(skipped)") }
         if let torn = loaded.tornTail {
             // Open cuts torn tails; one seen now means the log changed under us.
+            try? log.close()
             throw StoreError("the event log ends in an unfinished write after open (\(torn)); refusing to start")
         }
-
-        let passcodes = try BuiltinPasscodes(directory: stateDirectory)
         let recorder = LogRecorder(log: log, failure: failure)
         let authenticator = Authenticator(state: loaded.state, recorder: recorder)
         DaemonLog.reportRepair(log, lastSeq: recorder.lastSeq)
@@ -112,25 +146,12 @@ public enum Daemon {
         let now = WallClock.nowMicros()
         _ = authenticator.execute(.start(version: version, bootID: bootID, pid: getpid(), rules: configuration.rules), now: now)
         try reconcile(passcodes, authenticator, now: now)
-
-        let listener = try socket(configuration)
-        let server = try Server(configuration: configuration, authenticator: authenticator, listener: listener,
-                                signals: signals, durabilityWake: durabilityWake, passcodes: passcodes, version: version)
+        if let problem = recorder.failure { throw StoreError("the event log cannot record events: \(problem)") }
         let snapshotEvery = UInt64(configuration.log.snapshotEvery)
-        authenticator.observe = { seq, _ in
+        authenticator.observe = { [unowned authenticator] seq, _ in
             if seq % snapshotEvery == 0 { writeSnapshot(log, authenticator.state, seq: seq) }
         }
-        server.reload = {
-            let fresh = try loadConfiguration(options)
-            configuration = fresh
-            return fresh
-        }
-        let from = loaded.fromSnapshot.map { "snapshot \($0) + " } ?? ""
-        DaemonLog.notice("Started: \(from)\(loaded.replayed) events replayed, listening on \(configuration.daemon.socket).",
-                         id: .started, fields: [("LOCALAUTH_SEQ", String(recorder.lastSeq))])
-        _ = try? Systemd.notify("READY=1\nSTATUS=\(server.statusLine)\nMAINPID=\(getpid())")
-        try server.run()
-        try? log.close()
+        return (authenticator, log, loaded)
     }
 
     /// The passcode store is written before its event; after a crash between

@@ -35,12 +35,20 @@ extension Server {
         "stats": VerbSpec(keys: [], admin: true, handler: { $0.stats }),
     ]
 
+    /// What still works while the log cannot record (fail closed).
+    static let verbsWithoutLog: Set<String> = ["hello", "ping", "quit", "stats"]
+
     func dispatch(_ request: Request, on connection: Connection) {
         guard let spec = Server.verbs[request.verb] else {
             return reply(connection, request.tag, ProtocolError(.unknownVerb, "Unknown verb \"\(request.verb)\"."))
         }
         if let error = request.arguments.check(allowedKeys: spec.keys, verb: request.verb) {
             return reply(connection, request.tag, error)
+        }
+        if logFailure != nil, !Server.verbsWithoutLog.contains(request.verb) {
+            // The state in memory may hold facts the log never took: act on nothing.
+            return reply(connection, request.tag, ProtocolError(.unavailable,
+                "The event log cannot record events; localauthd refuses to act until it can."))
         }
         if spec.admin && !connection.isAdmin {
             counters.permissionDenied += 1
@@ -88,7 +96,9 @@ extension Server {
         case .rejected(let rejection):
             reply(connection, tag, rejection)
         case .unavailable(let why):
-            reply(connection, tag, ProtocolError(.unavailable, "The event log cannot record events (\(why)); refusing to act."))
+            // The cause (paths, errno) goes to the journal, not to clients.
+            _ = why
+            reply(connection, tag, ProtocolError(.unavailable, "The event log cannot record events; refusing to act."))
         }
         return nil
     }

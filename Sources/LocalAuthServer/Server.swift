@@ -15,7 +15,13 @@ final class Server {
     }
 
     var configuration: DaemonConfiguration
-    let authenticator: Authenticator
+    /// Replaced only when the log is reopened after a write failure.
+    var authenticator: Authenticator
+    /// Why the log cannot record events (the daemon refuses to act), or nil.
+    var logFailure: String?
+    var lastReopenAttempt: UInt64 = 0
+    /// Reopens the log after a write failure; nil = cannot.
+    var reopenLog: (() throws -> Authenticator)?
     let epoll: Epoll
     let listener: FileDescriptor
     let signals: SignalFD
@@ -106,6 +112,7 @@ final class Server {
                 default: connectionEvent(event.data, event.events)
                 }
             }
+            if logFailure == nil, let failure = authenticator.recorder.failure { failClosed(failure) }
             releaseDurableOutput()
             flushAll()
             if reloadRequested { reloadConfiguration() }
@@ -133,6 +140,7 @@ final class Server {
     func tick() {
         _ = try? ticker.readExpirations()
         let current = now
+        if logFailure != nil { retryLog() }
         if let deadline = authenticator.state.nextPromptDeadline, deadline <= authenticator.state.effectiveNow(current) {
             run(.expirePrompts, connection: nil, tag: nil, now: current)
         }
@@ -194,7 +202,7 @@ final class Server {
 
     /// Queues bytes for a connection, behind the newest undurable failure (S-40).
     func send(_ bytes: [UInt8], to connection: Connection) {
-        connection.enqueue(bytes, gate: authenticator.gate, durable: authenticator.recorder.durableSeq)
+        connection.enqueue(bytes, gate: logFailure == nil ? authenticator.gate : 0, durable: authenticator.recorder.durableSeq)
         if !connection.held.isEmpty { holding.insert(connection.id) }
         markForFlush(connection)
         // Write early when a lot is queued, so a client that reads while it

@@ -130,6 +130,7 @@ extension Server {
             contextOwners[ctx] = nil
         }
         connection.contexts.removeAll()
+        connection.invalidated.removeAll()
         connection.evaluationTags.removeAll()
     }
 

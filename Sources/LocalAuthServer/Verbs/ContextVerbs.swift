@@ -5,7 +5,9 @@ import LocalAuthSystem
 
 extension Server {
     func newContext(_ request: Request, _ connection: Connection) {
-        guard connection.contexts.count < configuration.daemon.maxContextsPerConnection else {
+        // Only open contexts count: an invalidated one costs its owner nothing.
+        let open = connection.contexts.count - connection.invalidated.count
+        guard open < configuration.daemon.maxContextsPerConnection else {
             return reply(connection, request.tag, ProtocolError(.limitExceeded,
                 "At most \(configuration.daemon.maxContextsPerConnection) contexts per connection; invalidate some first."))
         }
@@ -48,9 +50,20 @@ extension Server {
 
     func invalidate(_ request: Request, _ connection: Connection) {
         guard let ctx = ownedContext(request, connection) else { return }
+        let wasOpen = authenticator.state.contexts[ctx]?.isOpen == true
         let outcome = run(.invalidate(ctx: ctx, reason: .app), connection: connection, tag: request.tag, now: now)
         guard events(outcome, connection, request.tag) != nil else { return }
         replyOK(connection, request.tag)
+        if wasOpen { connection.invalidated.append(ctx) }
+        // Invalidated contexts keep answering invalidContext (S-13), but a
+        // connection may keep only so many: the oldest are released (their
+        // ids then answer unknown-context), so memory stays bounded.
+        while connection.invalidated.count > configuration.daemon.maxContextsPerConnection {
+            let oldest = connection.invalidated.removeFirst()
+            run(.invalidate(ctx: oldest, reason: .disconnect), connection: connection, tag: nil, now: now)
+            connection.contexts.remove(oldest)
+            contextOwners[oldest] = nil
+        }
     }
 
     func canEvaluate(_ request: Request, _ connection: Connection) {

@@ -1,0 +1,67 @@
+// Failing closed when the log cannot record (a full disk, an I/O error).
+// A failure that could not be made durable is never revealed (S-40): all
+// output held behind it is dropped (and a connection that thereby lost
+// replies is closed). Running evaluations get one final answer,
+// `unavailable`; other connections stay, every verb that needs the log is
+// refused with `unavailable`, and the log is reopened every few seconds. Reopening replays what is on disk (recovery
+// cuts what was never acknowledged) and records a start, as a restart would.
+import LocalAuthCore
+import LocalAuthProtocol
+import LocalAuthSystem
+
+extension Server {
+    static let logRetryInterval: UInt64 = 5_000_000_000
+
+    func failClosed(_ why: String) {
+        logFailure = why
+        lastReopenAttempt = MonotonicClock.nowNanos()
+        DaemonLog.error("The event log failed (\(why)); refusing to act until it can record again.",
+                        fields: [("LOCALAUTH_SEQ", String(authenticator.recorder.durableSeq))])
+        _ = try? Systemd.notify("STATUS=Failing closed: the event log cannot record events")
+        holding.removeAll()
+        heldJournal.removeAll()
+        for connection in connections.values {
+            // Replies held behind a failure that will never be durable are
+            // dropped unsent; the request stream of that connection is then
+            // broken, so it is closed after the refusal.
+            let lostReplies = !connection.held.isEmpty
+            connection.held.removeAll()
+            writer.bytes.removeAll(keepingCapacity: true)
+            for tag in connection.evaluationTags.values.sorted() {
+                writer.appendProtocolError(tag: tag, ProtocolError(.unavailable,
+                    "The event log cannot record events; the evaluation cannot go on."))
+            }
+            connection.evaluationTags.removeAll()
+            connection.output.append(contentsOf: writer.bytes)
+            if lostReplies {
+                refuse(connection, ProtocolError(.unavailable, "The event log cannot record events."), bye: "shutdown")
+            } else {
+                markForFlush(connection)
+            }
+        }
+        pendingChecks.removeAll()
+    }
+
+    /// In the tick while failed: try to reopen the log now and then.
+    func retryLog() {
+        let monotonic = MonotonicClock.nowNanos()
+        guard let reopen = reopenLog, monotonic - lastReopenAttempt >= Server.logRetryInterval else { return }
+        lastReopenAttempt = monotonic
+        do {
+            authenticator = try reopen()
+            logFailure = nil
+            // The reopen recorded a start: every earlier context is gone (S-15).
+            for connection in connections.values {
+                connection.contexts.removeAll()
+                connection.invalidated.removeAll()
+                connection.evaluationTags.removeAll()
+            }
+            contextOwners.removeAll()
+            DaemonLog.notice("The event log records again; serving.", id: .started,
+                             fields: [("LOCALAUTH_SEQ", String(authenticator.recorder.lastSeq))])
+            _ = try? Systemd.notify("STATUS=\(statusLine)")
+        } catch {
+            DaemonLog.error("Failed to reopen the event log, still refusing to act: \(error)")
+        }
+    }
+}

@@ -1,0 +1,67 @@
+// libFuzzer target for the wire codec (PROTOCOL.md Framing), compiled into the
+// LocalAuthProtocol module itself by scripts/fuzz (so internals are visible).
+//
+// Input: arbitrary bytes, as a hostile client would send them. The first byte
+// picks chunk sizes for the LineSplitter, so that lines split across reads are
+// exercised too. Properties checked (a violation traps = a libFuzzer crash):
+//   - LineSplitter never yields a line longer than its limit and never
+//     anything after lineTooLong;
+//   - Request.parse and Response.parse never crash, whatever the bytes;
+//   - whatever parses re-serialises (LineWriter) to a line that parses to the
+//     same value (the daemon's writer and parser agree).
+@_cdecl("LLVMFuzzerTestOneInput")
+public func protocolFuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
+    let input = UnsafeBufferPointer(start: data, count: size)
+    guard let first = input.first else { return 0 }
+    let body = UnsafeBufferPointer(rebasing: input[1...])
+    let chunk = Int(first % 17) + 1
+
+    var splitter = LineSplitter(maximumLineLength: 512)
+    var offset = 0
+    var failed = false
+    while offset < body.count {
+        let end = min(offset + chunk, body.count)
+        splitter.append(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: body[offset..<end])))
+        offset = end
+        while let event = splitter.next() {
+            precondition(!failed, "LineSplitter yielded a line after lineTooLong")
+            switch event {
+            case .lineTooLong:
+                failed = true
+            case .line(let line):
+                precondition(line.count < 512, "a line longer than the limit came out")
+                checkLine(Array(line))
+            }
+        }
+    }
+    // The whole input as one line, too.
+    checkLine(Array(body))
+    return 0
+}
+
+private func checkLine(_ bytes: [UInt8]) {
+    switch Request.parse(bytes) {
+    case .failure(let failure):
+        if let tag = failure.tag { precondition(!tag.isEmpty, "failure with an empty tag") }
+    case .request(let request):
+        var writer = LineWriter()
+        writer.append(request)
+        var line = writer.bytes
+        precondition(line.last == UInt8(ascii: "\n"), "LineWriter did not end the line")
+        line.removeLast()
+        guard case .request(let again) = Request.parse(line) else {
+            preconditionFailure("re-serialised request does not parse: \(String(decoding: line, as: UTF8.self))")
+        }
+        precondition(again == request, "request round trip changed it")
+    }
+    if let response = try? Response.parse(bytes) {
+        var writer = LineWriter()
+        writer.append(response)
+        var line = writer.bytes
+        line.removeLast()
+        guard let again = try? Response.parse(line) else {
+            preconditionFailure("re-serialised response does not parse: \(String(decoding: line, as: UTF8.self))")
+        }
+        precondition(again == response, "response round trip changed it")
+    }
+}

@@ -1,0 +1,326 @@
+// Process helpers and the daemon under test. Adapted from
+// Tests/LocalAuthIntegrationTests/Harness/DaemonProcess.swift (test targets
+// cannot import each other), with what the reliability tests need on top:
+// a state directory chosen by the test (a tiny tmpfs), a daemon running as
+// another uid (setpriv), extra environment (libfaketime), and stdout/stderr
+// kept across restarts (appended) so that the secret scan sees all of it.
+import Foundation
+import Glibc
+import LocalAuthSystem
+import XCTest
+
+struct HarnessError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+enum Binary {
+    /// `name` next to the running test bundle (swift test --scratch-path X
+    /// puts both in X/debug), or $LOCALAUTHD_BINARY for the daemon.
+    static func find(_ name: String) throws -> String {
+        var candidates: [String] = []
+        if name == "localauthd", let path = ProcessInfo.processInfo.environment["LOCALAUTHD_BINARY"], !path.isEmpty {
+            candidates.append(path)
+        }
+        var executables: [String] = []
+        if let path = Bundle.main.executablePath { executables.append(path) }
+        if let first = CommandLine.arguments.first { executables.append(first) }
+        executables.append(Bundle.main.bundlePath)
+        for executable in executables {
+            var directory = URL(fileURLWithPath: executable).deletingLastPathComponent()
+            for _ in 0..<4 {
+                candidates.append(directory.appendingPathComponent(name).path)
+                directory = directory.deletingLastPathComponent()
+            }
+        }
+        var root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        while root.path != "/" {
+            if FileManager.default.fileExists(atPath: root.appendingPathComponent("Package.swift").path) {
+                candidates.append(root.appendingPathComponent(".build/debug/\(name)").path)
+                break
+            }
+            root = root.deletingLastPathComponent()
+        }
+        for candidate in candidates where access(candidate, X_OK) == 0 {
+            var info = stat()
+            if stat(candidate, &info) == 0, info.st_mode & S_IFMT == S_IFREG { return candidate }
+        }
+        throw HarnessError("\(name) binary not found; tried \(candidates)")
+    }
+}
+
+/// posix_spawn with stdin/stdout/stderr redirected; `appendOutput` appends
+/// to the output files instead of truncating them.
+func spawn(_ path: String, _ arguments: [String], stdinFD: Int32? = nil, stdoutFD: Int32? = nil,
+           stdoutPath: String? = nil, stderrPath: String? = nil, appendOutput: Bool = false,
+           environment extra: [String: String] = [:]) throws -> pid_t {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    let outFlags = O_WRONLY | O_CREAT | (appendOutput ? O_APPEND : O_TRUNC)
+    if let stdinFD {
+        posix_spawn_file_actions_adddup2(&actions, stdinFD, 0)
+    } else {
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    }
+    if let stdoutFD {
+        posix_spawn_file_actions_adddup2(&actions, stdoutFD, 1)
+    } else {
+        posix_spawn_file_actions_addopen(&actions, 1, stdoutPath ?? "/dev/null", outFlags, 0o644)
+    }
+    posix_spawn_file_actions_addopen(&actions, 2, stderrPath ?? "/dev/null", outFlags, 0o644)
+
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var mask = sigset_t()
+    sigemptyset(&mask)
+    posix_spawnattr_setsigmask(&attributes, &mask)
+    var defaults = sigset_t()
+    sigemptyset(&defaults)
+    for signal in [SIGPIPE, SIGTERM, SIGINT, SIGHUP] { sigaddset(&defaults, signal) }
+    posix_spawnattr_setsigdefault(&attributes, &defaults)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+    var environment = ProcessInfo.processInfo.environment
+        .filter { !["NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "WATCHDOG_USEC", "WATCHDOG_PID"].contains($0.key) }
+    for (key, value) in extra { environment[key] = value }
+    let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
+    let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer {
+        argv.forEach { free($0) }
+        envp.forEach { free($0) }
+    }
+    var pid: pid_t = 0
+    let rc = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
+    guard rc == 0 else { throw HarnessError("posix_spawn \(path): \(String(cString: strerror(rc)))") }
+    return pid
+}
+
+/// Exit code, or 128+signal; nil while still running after `timeout` (a safety net).
+func waitForExit(_ pid: pid_t, timeout: Double) -> Int32? {
+    let deadline = Date().addingTimeInterval(timeout)
+    while true {
+        var status: Int32 = 0
+        let rc = waitpid(pid, &status, WNOHANG)
+        if rc == pid {
+            let signal = status & 0x7f
+            return signal == 0 ? (status >> 8) & 0xff : 128 + signal
+        }
+        if rc < 0 && errno != EINTR { return -1 }
+        if Date() >= deadline { return nil }
+        usleep(5_000)
+    }
+}
+
+/// Runs a program to completion: (exit code, stdout, stderr).
+func runToCompletion(_ path: String, _ arguments: [String], timeout: Double = 60,
+                     environment: [String: String] = [:]) throws -> (Int32, String, String) {
+    let directory = try TempDirectory()
+    let out = directory.path + "/stdout", err = directory.path + "/stderr"
+    let pid = try spawn(path, arguments, stdoutPath: out, stderrPath: err, environment: environment)
+    guard let code = waitForExit(pid, timeout: timeout) else {
+        Glibc.kill(pid, SIGKILL)
+        _ = waitForExit(pid, timeout: 10)
+        throw HarnessError("\(path) \(arguments) did not exit")
+    }
+    return (code, readText(out), readText(err))
+}
+
+func readText(_ path: String) -> String {
+    (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+}
+
+func readBytes(_ path: String) -> [UInt8] {
+    (try? Array(Data(contentsOf: URL(fileURLWithPath: path)))) ?? []
+}
+
+/// mkdtemp, chmod 0755, removed on deinit (after unmounting anything mounted inside).
+final class TempDirectory {
+    let path: String
+    var mounts: [String] = []
+
+    init(prefix: String = "/tmp/larel-") throws {
+        var template = Array("\(prefix)XXXXXX".utf8CString)
+        guard let result = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw HarnessError("mkdtemp: \(String(cString: strerror(errno)))")
+        }
+        path = String(cString: result)
+        chmod(path, 0o755)
+    }
+
+    deinit {
+        for mount in mounts.reversed() { _ = try? runToCompletion("/usr/bin/umount", ["-l", mount]) }
+        try? FileManager.default.removeItem(atPath: path)
+    }
+}
+
+final class DaemonProcess {
+    let directory: TempDirectory
+    let binary: String
+    let configPath: String
+    let socketPath: String
+    let stateDirectory: String
+    let stderrPath: String
+    let stdoutPath: String
+    /// Run the daemon as this uid (setpriv), or as the test's uid (root).
+    let runAsUID: UInt32?
+    /// Extra environment for the daemon (LD_PRELOAD=libfaketime, FAKETIME=...).
+    var environment: [String: String] = [:]
+    private(set) var pid: pid_t?
+    private(set) var lastExitCode: Int32?
+    /// Every pid this instance spawned (for the record).
+    private(set) var starts = 0
+
+    var arguments: [String] {
+        ["--config", configPath, "--socket", socketPath, "--state-dir", stateDirectory]
+    }
+
+    init(configuration: String, stateDirectory: String? = nil, runAsUID: UInt32? = nil,
+         environment: [String: String] = [:], start: Bool = true) throws {
+        Harness.prepareTestProcess()
+        binary = try Binary.find("localauthd")
+        directory = try TempDirectory()
+        configPath = directory.path + "/localauthd.conf"
+        socketPath = directory.path + "/run/socket"
+        self.stateDirectory = stateDirectory ?? directory.path + "/state"
+        stderrPath = directory.path + "/stderr"
+        stdoutPath = directory.path + "/stdout"
+        self.runAsUID = runAsUID
+        self.environment = environment
+        guard mkdir(directory.path + "/run", 0o755) == 0 else { throw HarnessError("mkdir run") }
+        chmod(directory.path + "/run", 0o755)
+        if let uid = runAsUID {
+            chown(directory.path + "/run", uid, uid)
+            chmod(directory.path, 0o755)
+        }
+        try configuration.write(toFile: configPath, atomically: true, encoding: .utf8)
+        chmod(configPath, 0o644)
+        if start { try self.start() }
+    }
+
+    /// Spawns the daemon and waits until its socket accepts a connection.
+    func start() throws {
+        precondition(pid == nil, "already running")
+        let child: pid_t
+        if let uid = runAsUID {
+            child = try spawn("/usr/bin/setpriv", ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", "--", binary] + arguments,
+                              stdoutPath: stdoutPath, stderrPath: stderrPath, appendOutput: true, environment: environment)
+        } else if !environment.isEmpty {
+            // Through a shell: a Swift binary exec'd directly with libfaketime
+            // preloaded loses its argv (it then starts with the default paths);
+            // exec'd by /bin/sh it keeps it (observed with libfaketime 0.9.10).
+            child = try spawn("/bin/sh", ["-c", "exec \"$0\" \"$@\"", binary] + arguments, stdoutPath: stdoutPath,
+                              stderrPath: stderrPath, appendOutput: true, environment: environment)
+        } else {
+            child = try spawn(binary, arguments, stdoutPath: stdoutPath, stderrPath: stderrPath, appendOutput: true)
+        }
+        pid = child
+        starts += 1
+        let deadline = Date().addingTimeInterval(30)
+        while true {
+            if let probe = try? Client(socketPath: socketPath) {
+                if let reply = try? probe.request("ready quit"), reply.status == .ok, (try? probe.readUntilEOF()) != nil {
+                    return
+                }
+            }
+            if let code = waitForExit(child, timeout: 0) {
+                pid = nil
+                lastExitCode = code
+                throw HarnessError("localauthd exited with \(code) before listening; stderr:\n\(stderr.suffix(3000))")
+            }
+            if Date() >= deadline {
+                let cmdline = readText("/proc/\(child)/cmdline").replacingOccurrences(of: "\0", with: " ")
+                kill()
+                throw HarnessError("localauthd did not listen on \(socketPath) (command line: \(cmdline)); stderr:\n\(stderr.suffix(3000))")
+            }
+            usleep(5_000)
+        }
+    }
+
+    /// Starts the daemon and expects it to refuse (exit non-zero before listening).
+    func startExpectingFailure() -> (code: Int32?, stderr: String) {
+        let before = stderr.utf8.count
+        do {
+            try start()
+            return (nil, "")
+        } catch {
+            let text = stderr
+            return (lastExitCode, String(text.utf8.dropFirst(before)) ?? text)
+        }
+    }
+
+    var stderr: String { readText(stderrPath) }
+    var isRunning: Bool { pid != nil }
+
+    @discardableResult
+    func signalAndWait(_ signal: Int32) -> Int32? {
+        guard let pid else { return lastExitCode }
+        Glibc.kill(pid, signal)
+        var code = waitForExit(pid, timeout: 30)
+        if code == nil {
+            Glibc.kill(pid, SIGKILL)
+            code = waitForExit(pid, timeout: 30)
+        }
+        self.pid = nil
+        lastExitCode = code
+        return code
+    }
+
+    @discardableResult
+    func stop(file: StaticString = #filePath, line: UInt = #line) -> Int32? {
+        let code = signalAndWait(SIGTERM)
+        XCTAssertEqual(code, 0, "localauthd did not stop cleanly on SIGTERM; stderr:\n\(stderr.suffix(1500))",
+                       file: file, line: line)
+        return code
+    }
+
+    func kill() { signalAndWait(SIGKILL) }
+
+    func connect() throws -> Client { try Client(socketPath: socketPath) }
+    func connect(asUID uid: UInt32) throws -> Client { try Client(socketPath: socketPath, asUID: uid) }
+
+    deinit {
+        if let pid {
+            Glibc.kill(pid, SIGKILL)
+            _ = waitForExit(pid, timeout: 20)
+        }
+    }
+}
+
+enum Harness {
+    static func prepareTestProcess() {
+        signal(SIGPIPE, SIG_IGN)
+    }
+
+    /// Raises RLIMIT_NOFILE's soft limit to at least `wanted` (up to the hard limit); returns the new soft limit.
+    @discardableResult
+    static func raiseOpenFileLimit(to wanted: UInt) -> UInt {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
+        if limit.rlim_cur < rlim_t(wanted) {
+            limit.rlim_cur = min(rlim_t(wanted), limit.rlim_max)
+            setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        }
+        return UInt(limit.rlim_cur)
+    }
+
+    static var soak: Bool { ProcessInfo.processInfo.environment["LOCALAUTH_SOAK"] == "1" }
+
+    static func environmentInt(_ name: String) -> Int? {
+        ProcessInfo.processInfo.environment[name].flatMap { Int($0) }
+    }
+}
+
+/// A small deterministic PRNG (SplitMix64), so a failing cycle can be replayed from its seed.
+struct SeededRandom: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -1,0 +1,102 @@
+// Base of every reliability test. Daemons started through `startDaemon` are
+// stopped in tearDown (SIGTERM, exit 0 required unless the test says the
+// daemon may be dead), then their state directory, stdout and stderr are
+// searched for every secret registered with `Secrets.make` (S-39), and the
+// state directory's permissions are checked.
+import LocalAuthProtocol
+import XCTest
+
+class ReliabilityTestCase: XCTestCase {
+    private(set) var daemons: [DaemonProcess] = []
+    /// Daemons whose stop may be unclean (killed on purpose, disk faults).
+    var uncleanStopAllowed: Set<ObjectIdentifier> = []
+    /// Daemons whose state directory permissions are not the daemon's doing.
+    var skipPermissionCheck: Set<ObjectIdentifier> = []
+    private var tagCounter = 0
+
+    static let baseConfiguration = """
+        [Daemon]
+        IdleLineTimeoutSec=2
+        [Biometry]
+        Type=touchID
+        PromptTimeoutSec=60
+        [Passcode]
+        [Log]
+
+        """
+
+    func configuration(daemon: [String] = [], biometry: [String] = [], passcode: [String] = [], log: [String] = []) -> String {
+        var text = "[Daemon]\n" + daemon.map { $0 + "\n" }.joined()
+        text += "[Biometry]\nType=touchID\n" + biometry.map { $0 + "\n" }.joined()
+        if !biometry.contains(where: { $0.hasPrefix("PromptTimeoutSec=") }) { text += "PromptTimeoutSec=60\n" }
+        text += "[Passcode]\n" + passcode.map { $0 + "\n" }.joined()
+        text += "[Log]\n" + log.map { $0 + "\n" }.joined()
+        return text
+    }
+
+    func startDaemon(configuration: String = ReliabilityTestCase.baseConfiguration, stateDirectory: String? = nil,
+                     runAsUID: UInt32? = nil, environment: [String: String] = [:], start: Bool = true) throws -> DaemonProcess {
+        let daemon = try DaemonProcess(configuration: configuration, stateDirectory: stateDirectory, runAsUID: runAsUID,
+                                       environment: environment, start: start)
+        daemons.append(daemon)
+        return daemon
+    }
+
+    override func tearDown() {
+        for daemon in daemons {
+            let id = ObjectIdentifier(daemon)
+            if daemon.isRunning {
+                if uncleanStopAllowed.contains(id) { daemon.signalAndWait(SIGTERM) } else { daemon.stop() }
+            }
+            let files = Secrets.files(under: daemon.stateDirectory) + [daemon.stderrPath, daemon.stdoutPath]
+            let leaks = Secrets.leaks(in: files)
+            XCTAssertTrue(leaks.isEmpty, "secrets found on disk or in output (S-39): \(leaks)")
+            if !skipPermissionCheck.contains(id) {
+                let problems = permissionProblems(stateDirectory: daemon.stateDirectory)
+                XCTAssertTrue(problems.isEmpty, "state directory permissions: \(problems)")
+            }
+        }
+        daemons.removeAll()
+        super.tearDown()
+    }
+
+    func tag(_ prefix: String = "t") -> String {
+        tagCounter += 1
+        return "\(prefix)\(tagCounter)"
+    }
+
+    func newContext(_ client: Client, file: StaticString = #filePath, line: UInt = #line) throws -> String {
+        let reply = try client.request("\(tag("n")) new")
+        XCTAssertOK(reply, file: file, line: line)
+        guard let ctx = reply["ctx"] else { throw HarnessError("new without ctx: \(reply)") }
+        return ctx
+    }
+
+    /// Admin: sets uid's passcode and enrolls one template.
+    func prepareUser(_ admin: Client, uid: UInt32, passcode: String, enroll: Bool = true,
+                     file: StaticString = #filePath, line: UInt = #line) throws {
+        XCTAssertOK(try admin.request("\(tag("p")) set-passcode secret=\(passcode) uid=\(uid)"), file: file, line: line)
+        if enroll { XCTAssertOK(try admin.request("\(tag("en")) enroll uid=\(uid)"), file: file, line: line) }
+    }
+
+    func status(_ admin: Client, uid: UInt32) throws -> Response {
+        let reply = try admin.request("\(tag("st")) status uid=\(uid)")
+        guard reply.status == .ok else { throw HarnessError("status uid=\(uid): \(reply)") }
+        return reply
+    }
+}
+
+extension Response {
+    subscript(key: String) -> String? { arguments.value(for: key) }
+}
+
+func XCTAssertOK(_ response: Response, _ note: String = "", file: StaticString = #filePath, line: UInt = #line) {
+    XCTAssertEqual(response.status, .ok, "expected OK, got \(response) \(note)", file: file, line: line)
+}
+
+func XCTAssertProtocolError(_ response: Response, _ name: String, _ note: String = "",
+                            file: StaticString = #filePath, line: UInt = #line) {
+    XCTAssertEqual(response.status, .err, "expected ERR \(name), got \(response) \(note)", file: file, line: line)
+    XCTAssertEqual(response.errorDomain, "protocol", "\(response) \(note)", file: file, line: line)
+    XCTAssertEqual(response.errorName, name, "\(response) \(note)", file: file, line: line)
+}
