@@ -32,6 +32,16 @@ public struct LABiometricPrompt: Sendable, Hashable {
     public var fallbackTitle: String?
     /// Why the prompt is shown again ("Try again.", "Finger moved too quickly."...).
     public var message: String?
+
+    public init(attempt: Int, biometryType: LABiometryType, localizedReason: String, cancelTitle: String,
+                fallbackTitle: String?, message: String?) {
+        self.attempt = attempt
+        self.biometryType = biometryType
+        self.localizedReason = localizedReason
+        self.cancelTitle = cancelTitle
+        self.fallbackTitle = fallbackTitle
+        self.message = message
+    }
 }
 
 /// A passcode prompt: the daemon waits for the passcode.
@@ -42,6 +52,13 @@ public struct LAPasscodePrompt: Sendable, Hashable {
     public var attemptsLeft: Int
     /// Why the prompt is shown again (a wrong passcode), or nil.
     public var message: String?
+
+    public init(localizedReason: String, cancelTitle: String, attemptsLeft: Int, message: String?) {
+        self.localizedReason = localizedReason
+        self.cancelTitle = cancelTitle
+        self.attemptsLeft = attemptsLeft
+        self.message = message
+    }
 }
 
 /// What a handler does to the running evaluation, besides answering.

@@ -64,6 +64,7 @@ public final class LATerminalPromptHandler: LAPromptHandler, @unchecked Sendable
         var text = announce(prompt.localizedReason, session)
         if let message = prompt.message { text += message + "\n" }
         text += "Passcode (\(prompt.attemptsLeft) attempts left; empty line: \(prompt.cancelTitle)): "
+        terminal.silence()
         terminal.write(text)
         start(terminal)
         return await withTaskCancellationHandler {
@@ -107,6 +108,8 @@ final class TerminalRead: @unchecked Sendable {
     private var wakeFDs: [Int32] = [-1, -1]
     private let lock = NSLock()
     private var closed = false
+    /// The terminal's mode before `silence()`, restored after the read.
+    private var savedMode: termios?
 
     init?(path: String) {
         fd = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC)
@@ -142,16 +145,27 @@ final class TerminalRead: @unchecked Sendable {
 
     /// One line without its LF; nil at end of input or when woken. With
     /// `echo: false` the terminal's echo is off for the read and restored after.
-    func readLine(echo: Bool) -> String? {
+    /// Echo off, before the prompt is written: what the user types after
+    /// seeing it is never shown, and nothing typed is flushed (TCSANOW).
+    func silence() {
+        guard savedMode == nil else { return }
         var saved = termios()
-        let changed = !echo && tcgetattr(fd, &saved) == 0
-        if changed {
-            var quiet = saved
-            quiet.c_lflag &= ~tcflag_t(ECHO)
-            quiet.c_lflag |= tcflag_t(ECHONL)
-            tcsetattr(fd, TCSAFLUSH, &quiet)
-        }
-        defer { if changed { tcsetattr(fd, TCSAFLUSH, &saved) } }
+        guard tcgetattr(fd, &saved) == 0 else { return }
+        var quiet = saved
+        quiet.c_lflag &= ~tcflag_t(ECHO)
+        quiet.c_lflag |= tcflag_t(ECHONL)
+        if tcsetattr(fd, TCSANOW, &quiet) == 0 { savedMode = saved }
+    }
+
+    private func restoreEcho() {
+        guard var saved = savedMode else { return }
+        tcsetattr(fd, TCSANOW, &saved)
+        savedMode = nil
+    }
+
+    func readLine(echo: Bool) -> String? {
+        if !echo { silence() }
+        defer { restoreEcho() }
         var line: [UInt8] = []
         defer { for i in line.indices { line[i] = 0 } }
         while true {
