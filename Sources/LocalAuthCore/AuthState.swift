@@ -43,7 +43,11 @@ extension AuthState {
 
     /// S-11: whether the passcode must be entered before biometry is usable.
     public func passcodeRequired(_ uid: UserID, now: Int64) -> Bool {
-        let user = user(uid)
+        passcodeRequired(user(uid), now: now)
+    }
+
+    /// For callers that already hold the user's state (one copy, not two).
+    func passcodeRequired(_ user: UserState, now: Int64) -> Bool {
         guard user.passcodeSet else { return false }
         if rules.passcodeRequiredAfterBoot, user.lastPasscodeBootID != bootID {
             return true
@@ -63,7 +67,7 @@ extension AuthState {
         if !user.passcodeSet { return Failure(.passcodeNotSet) }
         if user.templates.isEmpty { return Failure(.biometryNotEnrolled) }
         if user.biometryLockedOut || user.adminLocked { return Failure(.biometryLockout) }
-        if passcodeRequired(uid, now: now) {
+        if passcodeRequired(user, now: now) {
             return Failure(.biometryLockout, message: "Passcode is required to enable biometry.", reason: "passcode-required")
         }
         return nil

@@ -55,10 +55,13 @@ extension AuthState {
             contexts[ctx] = nil
             dropUserIfEmpty(uid)
         case .policyChecked(let uid, let ctx, let policy, let biometry, let result, _):
-            contexts[ctx]?.biometry = biometry
+            // The hottest event: one hash lookup, fields mutated in place
+            // through `values` (`contexts[ctx]?.x = …` looks up and moves the
+            // whole ContextState out and back for each field).
+            guard let index = contexts.index(forKey: ctx) else { break }
+            contexts.values[index].biometry = biometry
             if result == nil, policy == .biometrics || policy == .biometricsOrCompanion {
-                let token = user(uid).domainState
-                contexts[ctx]?.domainState = token
+                contexts.values[index].domainState = users[uid]?.domainState ?? ""
             }
         case .evaluationStarted(_, let ctx, let eval, let policy, let reason):
             contexts[ctx]?.lastEvaluation = eval

@@ -18,15 +18,24 @@ public struct ContextID: Hashable, Sendable, Comparable, CustomStringConvertible
 
     /// Exactly 32 hex digits (either case); anything else is not an id.
     public init?(hex: some StringProtocol) {
-        let utf8 = Array(hex.utf8)
+        // Every request names its context: parse the UTF-8 in place rather
+        // than copying it into an Array first.
+        let parsed = hex.utf8.withContiguousStorageIfAvailable(ContextID.parseHex)
+            ?? Array(hex.utf8).withUnsafeBufferPointer(ContextID.parseHex)
+        guard let parsed else { return nil }
+        self = parsed
+    }
+
+    private static func parseHex(_ utf8: UnsafeBufferPointer<UInt8>) -> ContextID? {
         guard utf8.count == 32 else { return nil }
         var high: UInt64 = 0
         var low: UInt64 = 0
-        for (index, byte) in utf8.enumerated() {
-            guard let nibble = ContextID.nibble(byte) else { return nil }
-            if index < 16 { high = high << 4 | UInt64(nibble) } else { low = low << 4 | UInt64(nibble) }
+        for index in 0..<16 {
+            guard let h = nibble(utf8[index]), let l = nibble(utf8[16 + index]) else { return nil }
+            high = high << 4 | UInt64(h)
+            low = low << 4 | UInt64(l)
         }
-        self.init(high: high, low: low)
+        return ContextID(high: high, low: low)
     }
 
     /// 16 bytes, big-endian, as the log stores it.

@@ -48,6 +48,19 @@ enum Grammar {
         !(isControl(b) || b == ASCII.space || b == ASCII.quote || b == ASCII.equals)
     }
 
+    /// Whether any of the eight bytes in `word` is a control, space, `"`,
+    /// `=` or `\` (a value holding one is quoted). Bit tricks: x has a zero
+    /// byte iff (x - 0x01..) & ~x & 0x80.. != 0; a byte below n (n <= 0x80)
+    /// likewise with n in place of 0x01. Both are exact about existence.
+    @inline(__always)
+    static func hasNonBareByte(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let high: UInt64 = 0x8080_8080_8080_8080
+        @inline(__always) func below(_ x: UInt64, _ n: UInt64) -> UInt64 { (x &- ones &* n) & ~x & high }
+        @inline(__always) func has(_ byte: UInt8) -> UInt64 { below(word ^ (ones &* UInt64(byte)), 1) }
+        return below(word, 0x21) | has(0x7F) | has(ASCII.quote) | has(ASCII.equals) | has(ASCII.backslash) != 0
+    }
+
     /// A TAG as a whole.
     static func isValidTag(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard (1...maximumTokenLength).contains(bytes.count) else { return false }
@@ -133,6 +146,8 @@ struct ArgumentScanner {
     /// the grammar, `bad-argument` for a repeated key or too many arguments.
     mutating func scanArguments() throws(ProtocolError) -> Arguments {
         var arguments = Arguments()
+        // One allocation for the usual handful of pairs, not a regrowth per pair.
+        arguments.storage.reserveCapacity(4)
         while index < bytes.count {
             guard bytes[index] == ASCII.space else {
                 throw ProtocolError(.badSyntax, "Expected a space at byte \(index + 1).")
@@ -171,14 +186,27 @@ struct ArgumentScanner {
     private mutating func scanValue() throws(ProtocolError) -> String {
         if index < bytes.count, bytes[index] == ASCII.quote { return try scanQuotedValue() }
         let start = index
-        while index < bytes.count, bytes[index] != ASCII.space {
-            guard Grammar.isBareValueByte(bytes[index]) else {
+        // A local cursor (scanning through `self.index` stored every step).
+        // Whole words of bare bytes are skipped eight at a time; the word
+        // holding the end (a space) or a bad byte is then scanned bytewise.
+        var end = start
+        let count = bytes.count
+        if let base = bytes.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            while end + 8 <= count, !Grammar.hasNonBareByte(raw.loadUnaligned(fromByteOffset: end, as: UInt64.self)) {
+                end += 8
+            }
+        }
+        while end < count, bytes[end] != ASCII.space {
+            guard Grammar.isBareValueByte(bytes[end]) else {
+                index = end
                 throw ProtocolError(
                     .badSyntax,
-                    "Bad character in the value at byte \(index + 1): quote values that hold spaces, '\"', '=' or control characters.")
+                    "Bad character in the value at byte \(end + 1): quote values that hold spaces, '\"', '=' or control characters.")
             }
-            index += 1
+            end += 1
         }
+        index = end
         guard index > start else {
             throw ProtocolError(.badSyntax, "Empty value at byte \(start + 1): write \"\" for an empty value.")
         }

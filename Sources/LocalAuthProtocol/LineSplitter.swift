@@ -70,7 +70,7 @@ public struct LineSplitter: Sendable {
         guard !hasFailed else { return nil }
         // An LF may sit at most at readIndex + cap - 1.
         let limit = min(buffer.count, readIndex + maximumLineLength)
-        if scanIndex < limit, let lfIndex = buffer[scanIndex..<limit].firstIndex(of: lf) {
+        if scanIndex < limit, let lfIndex = LineSplitter.firstLF(in: buffer, from: scanIndex, to: limit) {
             var end = lfIndex
             if end > readIndex && buffer[end - 1] == cr { end -= 1 }
             let line = buffer[readIndex..<end]
@@ -96,6 +96,25 @@ public struct LineSplitter: Sendable {
         readIndex = 0
         scanIndex = 0
         hasFailed = false
+    }
+
+    /// The index of the first LF in `buffer[from..<to]`: eight bytes at a
+    /// time (x has a zero byte iff (x - 0x01..) & ~x & 0x80.. != 0, applied
+    /// to x = word ^ LFs), then byte by byte from the word that holds it.
+    private static func firstLF(in buffer: [UInt8], from: Int, to: Int) -> Int? {
+        buffer.withUnsafeBytes { raw in
+            var i = from
+            while i + 8 <= to {
+                let x = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self) ^ 0x0A0A_0A0A_0A0A_0A0A
+                if (x &- 0x0101_0101_0101_0101) & ~x & 0x8080_8080_8080_8080 != 0 { break }
+                i += 8
+            }
+            while i < to {
+                if raw[i] == lf { return i }
+                i += 1
+            }
+            return nil
+        }
     }
 
     /// Moves the pending partial line to the front of the buffer.

@@ -127,6 +127,9 @@ public struct LineWriter: Sendable {
     // MARK: Bytes.
 
     private mutating func appendRaw(_ text: String) {
+        // Native strings are contiguous: one bulk copy instead of the
+        // byte-at-a-time UTF8View path (the reply path's largest cost).
+        if text.utf8.withContiguousStorageIfAvailable({ bytes.append(contentsOf: $0) }) != nil { return }
         bytes.append(contentsOf: text.utf8)
     }
 
@@ -160,7 +163,29 @@ public struct LineWriter: Sendable {
     /// True when `value` cannot be written bare.
     public static func needsQuotes(_ value: String) -> Bool {
         if value.isEmpty { return true }
-        for b in value.utf8 where !Grammar.isBareValueByte(b) || b == ASCII.backslash { return true }
+        // Scanning the contiguous UTF-8 avoids the UTF8View iterator's per-byte cost.
+        if let found = value.utf8.withContiguousStorageIfAvailable(containsNonBareByte) { return found }
+        return value.utf8.contains(where: isNonBareByte)
+    }
+
+    @inline(__always)
+    private static func isNonBareByte(_ b: UInt8) -> Bool { !Grammar.isBareValueByte(b) || b == ASCII.backslash }
+
+    /// Eight bytes at a time (values such as domain-state tokens are long),
+    /// then the tail byte by byte.
+    private static func containsNonBareByte(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        var i = 0
+        if let base = utf8.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            while i + 8 <= utf8.count {
+                if Grammar.hasNonBareByte(raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) { return true }
+                i += 8
+            }
+        }
+        while i < utf8.count {
+            if isNonBareByte(utf8[i]) { return true }
+            i += 1
+        }
         return false
     }
 

@@ -7,39 +7,44 @@ import LocalAuthProtocol
 struct VerbSpec: Sendable {
     var keys: [String]
     var admin: Bool = false
-    var handler: @Sendable (Server) -> (Request, Connection) -> Void
+    /// Called directly (not `(Server) -> handler`), so no partially applied
+    /// method closure is allocated per request.
+    var handler: @Sendable (Server, Request, Connection) -> Void
 }
 
 extension Server {
-    static let verbs: [String: VerbSpec] = [
-        "hello": VerbSpec(keys: ["protocol", "client"], handler: { $0.hello }),
-        "ping": VerbSpec(keys: [], handler: { $0.ping }),
-        "quit": VerbSpec(keys: [], handler: { $0.quit }),
-        "new": VerbSpec(keys: [], handler: { $0.newContext }),
-        "set": VerbSpec(keys: ["ctx"] + ContextProperty.names, handler: { $0.setProperties }),
-        "get": VerbSpec(keys: ["ctx"], handler: { $0.getContext }),
-        "can-evaluate": VerbSpec(keys: ["ctx", "policy"], handler: { $0.canEvaluate }),
-        "evaluate": VerbSpec(keys: ["ctx", "policy", "reason"], handler: { $0.evaluate }),
-        "fallback": VerbSpec(keys: ["ctx"], handler: { $0.fallback }),
-        "passcode": VerbSpec(keys: ["ctx", "secret"], handler: { $0.passcode }),
-        "cancel": VerbSpec(keys: ["ctx"], handler: { $0.cancel }),
-        "invalidate": VerbSpec(keys: ["ctx"], handler: { $0.invalidate }),
-        "status": VerbSpec(keys: ["uid"], handler: { $0.status }),
-        "set-passcode": VerbSpec(keys: ["secret", "old-secret", "uid"], handler: { $0.setPasscode }),
-        "clear-passcode": VerbSpec(keys: ["uid"], admin: true, handler: { $0.clearPasscode }),
-        "enroll": VerbSpec(keys: ["uid", "template"], admin: true, handler: { $0.enroll }),
-        "unenroll": VerbSpec(keys: ["uid", "template"], admin: true, handler: { $0.unenroll }),
-        "sensor": VerbSpec(keys: ["uid", "result", "template", "message"], admin: true, handler: { $0.sensor }),
-        "unlocked": VerbSpec(keys: ["uid"], admin: true, handler: { $0.unlocked }),
-        "reset": VerbSpec(keys: ["uid"], admin: true, handler: { $0.reset }),
-        "stats": VerbSpec(keys: [], admin: true, handler: { $0.stats }),
+    /// Searched linearly: verbs are small strings, so each comparison is a
+    /// couple of word compares, cheaper than hashing the verb for a
+    /// dictionary. The hot verbs come first.
+    static let verbs: [(verb: String, spec: VerbSpec)] = [
+        ("can-evaluate", VerbSpec(keys: ["ctx", "policy"], handler: { $0.canEvaluate($1, $2) })),
+        ("evaluate", VerbSpec(keys: ["ctx", "policy", "reason"], handler: { $0.evaluate($1, $2) })),
+        ("hello", VerbSpec(keys: ["protocol", "client"], handler: { $0.hello($1, $2) })),
+        ("ping", VerbSpec(keys: [], handler: { $0.ping($1, $2) })),
+        ("quit", VerbSpec(keys: [], handler: { $0.quit($1, $2) })),
+        ("new", VerbSpec(keys: [], handler: { $0.newContext($1, $2) })),
+        ("set", VerbSpec(keys: ["ctx"] + ContextProperty.names, handler: { $0.setProperties($1, $2) })),
+        ("get", VerbSpec(keys: ["ctx"], handler: { $0.getContext($1, $2) })),
+        ("fallback", VerbSpec(keys: ["ctx"], handler: { $0.fallback($1, $2) })),
+        ("passcode", VerbSpec(keys: ["ctx", "secret"], handler: { $0.passcode($1, $2) })),
+        ("cancel", VerbSpec(keys: ["ctx"], handler: { $0.cancel($1, $2) })),
+        ("invalidate", VerbSpec(keys: ["ctx"], handler: { $0.invalidate($1, $2) })),
+        ("status", VerbSpec(keys: ["uid"], handler: { $0.status($1, $2) })),
+        ("set-passcode", VerbSpec(keys: ["secret", "old-secret", "uid"], handler: { $0.setPasscode($1, $2) })),
+        ("clear-passcode", VerbSpec(keys: ["uid"], admin: true, handler: { $0.clearPasscode($1, $2) })),
+        ("enroll", VerbSpec(keys: ["uid", "template"], admin: true, handler: { $0.enroll($1, $2) })),
+        ("unenroll", VerbSpec(keys: ["uid", "template"], admin: true, handler: { $0.unenroll($1, $2) })),
+        ("sensor", VerbSpec(keys: ["uid", "result", "template", "message"], admin: true, handler: { $0.sensor($1, $2) })),
+        ("unlocked", VerbSpec(keys: ["uid"], admin: true, handler: { $0.unlocked($1, $2) })),
+        ("reset", VerbSpec(keys: ["uid"], admin: true, handler: { $0.reset($1, $2) })),
+        ("stats", VerbSpec(keys: [], admin: true, handler: { $0.stats($1, $2) })),
     ]
 
     /// What still works while the log cannot record (fail closed).
     static let verbsWithoutLog: Set<String> = ["hello", "ping", "quit", "stats"]
 
     func dispatch(_ request: Request, on connection: Connection) {
-        guard let spec = Server.verbs[request.verb] else {
+        guard let spec = Server.verbs.first(where: { $0.verb == request.verb })?.spec else {
             return reply(connection, request.tag, ProtocolError(.unknownVerb, "Unknown verb \"\(request.verb)\"."))
         }
         if let error = request.arguments.check(allowedKeys: spec.keys, verb: request.verb) {
@@ -54,7 +59,7 @@ extension Server {
             counters.permissionDenied += 1
             return reply(connection, request.tag, ProtocolError(.permissionDenied, "\(request.verb) needs an administrator."))
         }
-        spec.handler(self)(request, connection)
+        spec.handler(self, request, connection)
     }
 
     // MARK: - Reply helpers
@@ -66,11 +71,24 @@ extension Server {
     }
 
     func replyOK(_ connection: Connection, _ tag: String, _ pairs: [(String, String)] = []) {
-        writer.bytes.removeAll(keepingCapacity: true)
-        writer.beginResponse(tag: tag, status: .ok)
-        for (key, value) in pairs { writer.append(key: key, value: value) }
-        writer.endLine()
-        send(writer.bytes, to: connection)
+        replyOK(connection, tag) { line in
+            for (key, value) in pairs { line.append(key: key, value: value) }
+        }
+    }
+
+    /// `TAG OK` with the arguments `write` appends: hot verbs write their
+    /// values straight in, with no pairs array. The shared writer is moved
+    /// into a local for the line, so each append is not a dynamic
+    /// exclusivity check on the class property.
+    func replyOK(_ connection: Connection, _ tag: String, _ write: (inout LineWriter) -> Void) {
+        var line = LineWriter()
+        swap(&line, &writer)
+        line.bytes.removeAll(keepingCapacity: true)
+        line.beginResponse(tag: tag, status: .ok)
+        write(&line)
+        line.endLine()
+        send(line.bytes, to: connection)
+        swap(&line, &writer)
     }
 
     func reply(_ connection: Connection, _ tag: String, _ failure: Failure, biometry: BiometryType? = nil) {

@@ -14,6 +14,9 @@ extension Server {
             let firstSeq = authenticator.recorder.lastSeq &- UInt64(events.count) &+ 1
             for (offset, event) in events.enumerated() { deliver(event, seq: firstSeq &+ UInt64(offset)) }
             for event in events {
+                // policy-checked (can-evaluate, the hot path) never changes
+                // a prompt holder or an evaluation's phase: nothing to tell.
+                if case .policyChecked = event.body { continue }
                 if let uid = event.body.uid, event.body.ctx != nil { updateScan(uid) }
             }
         }

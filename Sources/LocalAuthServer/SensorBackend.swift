@@ -33,7 +33,7 @@ extension Server {
     /// after the events of a command were folded.
     func updateScan(_ uid: UserID) {
         let waiting: Bool
-        if let holder = authenticator.state.user(uid).promptHolder,
+        if let holder = authenticator.state.users[uid]?.promptHolder,
            case .biometric? = authenticator.state.contexts[holder]?.evaluation?.phase {
             waiting = true
         } else {

@@ -269,13 +269,21 @@ final class Server {
     /// not fit in the socket is written on EPOLLOUT (`flush` watches for it).
     func flushAll() {
         guard !needFlush.isEmpty else { return }
-        let marked = needFlush
-        needFlush.removeAll(keepingCapacity: true)
+        // Swapped out rather than copied: with a copy alive, emptying
+        // `needFlush` would allocate a fresh buffer every loop turn.
+        var marked: [Connection] = []
+        swap(&marked, &needFlush)
         for connection in marked {
             connection.needsFlush = false
             guard connections[connection.id] === connection,
                   connection.hasUnsentOutput || connection.closing else { continue }
             flush(connection)
+        }
+        // Connections marked while flushing stay for the next call; else
+        // the emptied buffer is reused.
+        if needFlush.isEmpty {
+            marked.removeAll(keepingCapacity: true)
+            needFlush = marked
         }
     }
 

@@ -44,8 +44,9 @@ public struct ByteWriter: Sendable {
     }
 
     public mutating func context(_ ctx: ContextID) {
-        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: ctx.high >> UInt64(shift))) }
-        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: ctx.low >> UInt64(shift))) }
+        // 16 bytes big-endian in one append (every context event has one).
+        var bigEndian = (ctx.high.bigEndian, ctx.low.bigEndian)
+        withUnsafeBytes(of: &bigEndian) { bytes.append(contentsOf: $0) }
     }
 
     public mutating func optional<T>(_ value: T?, _ write: (inout ByteWriter, T) -> Void) {

@@ -77,12 +77,13 @@ extension Server {
                 if reason == "passcode-required" { failure.message = "Passcode is required to enable biometry." }
                 return reply(connection, request.tag, failure, biometry: biometry)
             }
-            var pairs = [("biometry", biometry.wireName)]
-            let token = authenticator.state.user(uid).domainState
-            if policy == .biometrics || policy == .biometricsOrCompanion, !token.isEmpty {
-                pairs.append(("domain-state", token))
+            // Read the token in place: `user(uid)` would copy the whole UserState.
+            let token = authenticator.state.users[uid]?.domainState ?? ""
+            let showsToken = (policy == .biometrics || policy == .biometricsOrCompanion) && !token.isEmpty
+            return replyOK(connection, request.tag) { line in
+                line.append(key: "biometry", value: biometry.wireName)
+                if showsToken { line.append(key: "domain-state", value: token) }
             }
-            return replyOK(connection, request.tag, pairs)
         }
     }
 }
