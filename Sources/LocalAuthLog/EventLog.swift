@@ -6,6 +6,7 @@
 import Glibc
 import LocalAuthCore
 import LocalAuthSystem
+import Synchronization
 
 /// A record copied out of the log (index lookups, tools).
 public struct StoredRecord: Sendable, Equatable {
@@ -25,14 +26,59 @@ public struct Recovery: Sendable, Equatable {
     public var tornTail: TornTail?
     /// Where the cut bytes were kept.
     public var brokenCopy: String?
+    /// Segments checked by their seal instead of record by record (`.sealed`).
+    public var sealedSegmentsTrusted: Int = 0
+    /// Seals written by this open for segments that had none (or a wrong one).
+    public var sealsWritten: Int = 0
+}
+
+/// How `EventLog.open` checks the segments before the last one (FORMAT.md "Seals").
+public enum Verification: Sendable, Equatable {
+    /// Every record of every segment (CRC, seq, `chainCheck`), and the
+    /// per-context/per-user index built at once (the tools).
+    case records
+    /// Sealed segments by their seal (length, whole-file CRC32C, seq and chain
+    /// seams), the rest record by record with the full chain; the index is
+    /// built on first use (the daemon: fast start).
+    case sealed
+}
+
+/// The index of the records present at open, built on first use (`.sealed`).
+final class LazyIndex: Sendable {
+    let logDirectory: String
+    let lastSeq: UInt64
+    private let built = Mutex<LogIndex?>(nil)
+
+    init(logDirectory: String, lastSeq: UInt64) {
+        self.logDirectory = logDirectory
+        self.lastSeq = lastSeq
+    }
+
+    /// One scan (no chain) of the records up to `lastSeq`; they were checked by open.
+    var index: LogIndex {
+        built.withLock { built in
+            if let built { return built }
+            var index = LogIndex()
+            if lastSeq > 0, let reader = try? LogReader(logDirectory: logDirectory) {
+                while case .record(let record) = reader.next(), record.seq <= lastSeq {
+                    index.addSegment(record.position.segment)
+                    index.add(record.keys, offset: record.position.offset)
+                }
+            }
+            built = index
+            return index
+        }
+    }
 }
 
 public final class EventLog: Sendable {
     public struct Options: Sendable {
         /// A new segment starts when the next record would pass this size.
         public var segmentSize: Int
-        /// How much of the hash chain open recomputes and checks.
+        /// How much of the hash chain open recomputes and checks (`.records`).
         public var chainCheck: ChainCheck
+        /// Record by record (default), or trusting seals (the daemon).
+        public var verification: Verification
         /// Read-only: no recovery writes, no appends (offline tools on a live directory).
         public var readOnly: Bool
         /// Called on the sync thread with each new durable seq (wake the event loop here).
@@ -41,11 +87,13 @@ public final class EventLog: Sendable {
         public var onFailure: (@Sendable (WriteFailure) -> Void)?
 
         public init(
-            segmentSize: Int = 64 << 20, chainCheck: ChainCheck = .full, readOnly: Bool = false,
+            segmentSize: Int = 64 << 20, chainCheck: ChainCheck = .full, verification: Verification = .records,
+            readOnly: Bool = false,
             onDurable: (@Sendable (UInt64) -> Void)? = nil, onFailure: (@Sendable (WriteFailure) -> Void)? = nil
         ) {
             self.segmentSize = segmentSize
             self.chainCheck = chainCheck
+            self.verification = verification
             self.readOnly = readOnly
             self.onDurable = onDurable
             self.onFailure = onFailure
@@ -58,11 +106,16 @@ public final class EventLog: Sendable {
     private let writer: LogWriter?
     private let readOnlyIndex: LogIndex
     private let readOnlyChain: ChainHead
+    /// `.sealed`: the index of what was in the log at open, built on first use.
+    private let lazyIndex: LazyIndex?
 
     public var logDirectory: String { directory + "/log" }
     public var snapshots: SnapshotStore { SnapshotStore(directory: directory) }
 
-    private init(directory: String, recovery: Recovery, writer: LogWriter?, index: LogIndex, chain: ChainHead) {
+    private init(
+        directory: String, recovery: Recovery, writer: LogWriter?, index: LogIndex, chain: ChainHead, lazyIndex: LazyIndex? = nil
+    ) {
+        self.lazyIndex = lazyIndex
         self.directory = directory
         self.recovery = recovery
         self.writer = writer
@@ -84,18 +137,24 @@ public final class EventLog: Sendable {
             } else {
                 try Directory.create(logDirectory, mode: 0o750)
                 try Directory.create(directory + "/snapshots", mode: 0o750)
-                for name in try Directory.entries(logDirectory) where name.hasSuffix(".seg.tmp") {
+                for name in try Directory.entries(logDirectory) where name.hasSuffix(".seg.tmp") || SegmentSeal.isLeftover(name) {
                     try File.unlink(logDirectory + "/" + name)
                 }
             }
-            let reader = try LogReader(logDirectory: logDirectory, chain: options.chainCheck == .none ? .lastSegment : options.chainCheck)
+            let lazy = options.verification == .sealed
+            let reader = try LogReader(
+                logDirectory: logDirectory, chain: options.chainCheck == .none ? .lastSegment : options.chainCheck,
+                trustSeals: lazy)
             var index = LogIndex()
             var recovery = Recovery()
+            if lazy { for segment in reader.segments { index.addSegment(segment) } }
             scan: while true {
                 switch reader.next() {
                 case .record(let record):
-                    index.addSegment(record.position.segment)
-                    index.add(record.keys, offset: record.position.offset)
+                    if !lazy {
+                        index.addSegment(record.position.segment)
+                        index.add(record.keys, offset: record.position.offset)
+                    }
                     recovery.lastSeq = record.seq
                 case .end:
                     break scan
@@ -110,8 +169,21 @@ public final class EventLog: Sendable {
             var chain = reader.chainHead ?? .zero
             if let last = reader.segments.last { index.addSegment(last) }
             recovery.segments = reader.segments.count
+            recovery.lastSeq = max(recovery.lastSeq, reader.lastSeq)
+            recovery.sealedSegmentsTrusted = reader.sealedSegmentsSkipped
+            let lazyIndex = lazy ? LazyIndex(logDirectory: logDirectory, lastSeq: recovery.lastSeq) : nil
             if options.readOnly {
-                return EventLog(directory: directory, recovery: recovery, writer: nil, index: index, chain: chain)
+                return EventLog(directory: directory, recovery: recovery, writer: nil, index: index, chain: chain, lazyIndex: lazyIndex)
+            }
+            // The last segment is appended to: a seal left by a crash during rotation no longer holds.
+            if let last = reader.segments.last, File.exists(SegmentSeal.path(logDirectory, last)) {
+                try File.unlink(SegmentSeal.path(logDirectory, last))
+                try Directory.fsync(logDirectory)
+            }
+            // Segments scanned record by record for want of a (right) seal: seal them now.
+            for seal in reader.resealable {
+                try seal.write(logDirectory)
+                recovery.sealsWritten += 1
             }
             if let torn = recovery.tornTail {
                 let path = logDirectory + "/" + SegmentName.fileName(torn.segment)
@@ -135,7 +207,7 @@ public final class EventLog: Sendable {
                 logDirectory: logDirectory, segment: index.segments.last!, end: end, lastSeq: recovery.lastSeq,
                 chain: chain, index: index, segmentSize: options.segmentSize, onDurable: options.onDurable,
                 onFailure: options.onFailure)
-            return EventLog(directory: directory, recovery: recovery, writer: writer, index: LogIndex(), chain: chain)
+            return EventLog(directory: directory, recovery: recovery, writer: writer, index: LogIndex(), chain: chain, lazyIndex: lazyIndex)
         } catch let error as LogError {
             throw error
         } catch let error as SystemError {
@@ -193,13 +265,15 @@ public final class EventLog: Sendable {
     // MARK: Index and reads
 
     public func positions(context: ContextID) -> [LogPosition] {
-        guard let writer else { return readOnlyIndex.positions(context: context) }
-        return writer.lock.withLock { writer.lock.state.index.positions(context: context) }
+        let before = lazyIndex?.index.positions(context: context) ?? []
+        guard let writer else { return before + readOnlyIndex.positions(context: context) }
+        return before + writer.lock.withLock { writer.lock.state.index.positions(context: context) }
     }
 
     public func positions(uid: UserID) -> [LogPosition] {
-        guard let writer else { return readOnlyIndex.positions(uid: uid) }
-        return writer.lock.withLock { writer.lock.state.index.positions(uid: uid) }
+        let before = lazyIndex?.index.positions(uid: uid) ?? []
+        guard let writer else { return before + readOnlyIndex.positions(uid: uid) }
+        return before + writer.lock.withLock { writer.lock.state.index.positions(uid: uid) }
     }
 
     /// One context's records in log order, read by seeking (no scan).

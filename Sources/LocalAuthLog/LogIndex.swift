@@ -1,6 +1,7 @@
 // In-memory indexes from record keys to record positions: each context's
 // records (its own stream) and each user's records, so reading one history is
-// a few seeks, not a scan. Rebuilt on open from the keys outside the payloads,
+// a few seeks, not a scan. Rebuilt on open (after a `.sealed` open: on first
+// use, `LazyIndex`) from the keys outside the payloads,
 // updated on append. A position is packed in one UInt64:
 // segment ordinal (24 bits) << 40 | byte offset in the segment (40 bits).
 

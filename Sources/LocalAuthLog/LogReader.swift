@@ -18,6 +18,8 @@ public enum CorruptionReason: String, Sendable, Equatable, CaseIterable {
     case reorderedSegment = "reordered segment"
     case duplicateSegment = "duplicate segment"
     case unreadableSegment = "unreadable segment"
+    /// A sealed segment whose records end at another seq or chain head than its seal says.
+    case sealMismatch = "segment does not match its seal"
 }
 
 /// The first place where the log cannot be trusted.
@@ -100,9 +102,31 @@ public final class LogReader {
     private var expectedSeq: UInt64 = 0
     private var loaded = false
     private var finished: ReadStep?
+    /// Sealed segments are checked by their seal and skipped (FORMAT.md "Seals").
+    private let trustSeals: Bool
+    /// The current segment was checked by its seal: no records to hand out.
+    private var skipping = false
+    /// The seal of the current segment, which is scanned because its bytes did not match it.
+    private var pendingSeal: SegmentSeal?
+    /// Seals computed for non-last segments scanned record by record while
+    /// trusting seals (seal missing or wrong): what a writable open writes.
+    private(set) var resealable: [SegmentSeal] = []
+    /// Segments skipped by their seal.
+    private(set) var sealedSegmentsSkipped = 0
 
     /// Reads `<directory>` (a log directory of `.seg` files) from `seq`.
-    public init(logDirectory: String, from seq: UInt64 = 1, chain: ChainCheck = .none) throws(SystemError) {
+    public convenience init(logDirectory: String, from seq: UInt64 = 1, chain: ChainCheck = .none) throws(SystemError) {
+        try self.init(logDirectory: logDirectory, from: seq, chain: chain, trustSeals: false)
+    }
+
+    /// `trustSeals`: the daemon's open. Every non-last segment with a usable
+    /// seal is checked by it (header, length, whole-file CRC32C, seq and chain
+    /// seams) and its records are not handed out; other segments are read
+    /// record by record. Implies the `.full` chain from seq 1.
+    init(logDirectory: String, from seq: UInt64 = 1, chain: ChainCheck, trustSeals: Bool) throws(SystemError) {
+        self.trustSeals = trustSeals
+        let chain = trustSeals ? ChainCheck.full : chain
+        let seq = trustSeals ? 1 : seq
         directory = logDirectory
         let names = try Directory.entries(logDirectory)
             .compactMap { SegmentName.parse($0, suffix: SegmentName.segmentSuffix) }.sorted()
@@ -134,6 +158,7 @@ public final class LogReader {
             }
             if offset == size {
                 if isLastSegment { return finish(.end) }
+                if trustSeals, let step = endOfScannedSegment() { return finish(step) }
                 segmentIndex += 1
                 loaded = false
                 continue
@@ -171,6 +196,26 @@ public final class LogReader {
                 payload: UnsafeRawBufferPointer(rebasing: record[RecordFormat.headerSize...]), bytes: record,
                 position: position))
         }
+    }
+
+    /// At the end of a non-last segment while trusting seals: a scanned
+    /// segment must agree with its seal (if it had one); otherwise it is
+    /// remembered for re-sealing.
+    private func endOfScannedSegment() -> ReadStep? {
+        if skipping { return nil }
+        let name = segments[segmentIndex]
+        guard let head = chainHead else { return nil }
+        let last = expectedSeq - 1
+        if let seal = pendingSeal, seal.lastSeq != last || seal.chainHead != head {
+            return .corruption(corruption(
+                .sealMismatch, "records end at seq \(last), seal says \(seal.lastSeq)"
+                    + (seal.chainHead == head ? "" : " with another chain head")))
+        }
+        guard last >= name else { return nil }
+        resealable.append(SegmentSeal(
+            firstSeq: name, lastSeq: last, length: size, chainHead: head,
+            fileCRC: CRC32C.checksum(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<size]))))
+        return nil
     }
 
     private func finish(_ step: ReadStep) -> ReadStep {
@@ -222,6 +267,44 @@ public final class LogReader {
         let path = directory + "/" + SegmentName.fileName(name)
         offset = 0
         size = 0
+        skipping = false
+        pendingSeal = nil
+        if trustSeals && !isLastSegment, let seal = SegmentSeal.load(directory, name) {
+            var header: SegmentHeader?
+            var matches = false
+            do throws(SystemError) {
+                let file = try SegmentFile.open(path, .readOnly)
+                defer { file.close() }
+                var bytes = [UInt8](repeating: 0, count: SegmentHeader.size)
+                var failure: SystemError?
+                let n = bytes.withUnsafeMutableBytes { raw -> Int in
+                    do throws(SystemError) { return try file.preadFully(into: raw, at: 0) } catch {
+                        failure = error
+                        return 0
+                    }
+                }
+                if let failure { throw failure }
+                header = bytes.withUnsafeBytes { SegmentHeader.decode(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+                if header != nil {
+                    let (length, crc) = try SegmentSeal.checksum(file)
+                    matches = length == seal.length && crc == seal.fileCRC
+                }
+            } catch {
+                return .corruption(Corruption(segment: name, offset: 0, seq: expectedSeq, reason: .unreadableSegment, detail: error.description))
+            }
+            if let step = checkHeader(header, name) { return step }
+            if matches {
+                expectedSeq = seal.lastSeq + 1
+                lastSeq = seal.lastSeq
+                chainHead = seal.chainHead
+                skipping = true
+                sealedSegmentsSkipped += 1
+                loaded = true
+                return nil
+            }
+            // Find the first bad byte exactly (and check the seal after it).
+            pendingSeal = seal
+        }
         do throws(SystemError) {
             let file = try SegmentFile.open(path, .readOnly)
             defer { file.close() }
@@ -234,10 +317,19 @@ public final class LogReader {
         } catch {
             return .corruption(Corruption(segment: name, offset: 0, seq: expectedSeq, reason: .unreadableSegment, detail: error.description))
         }
+        let raw = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<size])
+        if let step = checkHeader(SegmentHeader.decode(raw), name) { return step }
+        offset = SegmentHeader.size
+        loaded = true
+        return nil
+    }
+
+    /// The checks of a segment header against its name and what came before;
+    /// sets the chain head to continue from. A step only when it cannot be used.
+    private func checkHeader(_ header: SegmentHeader?, _ name: UInt64) -> ReadStep? {
         let first = segmentIndex == 0 || expectedSeq == 0
         if first { expectedSeq = name }
-        let raw = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<size])
-        guard let header = SegmentHeader.decode(raw) else {
+        guard let header else {
             // Segments are created complete under a temporary name, so a bad
             // header is never a torn write: always corruption.
             return .corruption(corruption(.badSegmentHeader, "bad magic, version or header checksum", at: 0))
@@ -266,8 +358,6 @@ public final class LogReader {
             }
             chainHead = header.chainBefore
         }
-        offset = SegmentHeader.size
-        loaded = true
         return nil
     }
 }

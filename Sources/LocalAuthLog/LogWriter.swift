@@ -70,7 +70,7 @@ final class LogWriter: Sendable {
         self.segmentSize = max(segmentSize, SegmentHeader.size + RecordFormat.headerSize)
         self.onDurable = onDurable
         self.onFailure = onFailure
-        let sync = SyncThread(writer: self, directory: logDirectory, file: file, chain: chain)
+        let sync = SyncThread(writer: self, directory: logDirectory, file: file, chain: chain, segment: segment, end: end)
         var handle = pthread_t()
         let started = pthread_create(&handle, nil, { argument in
             let sync = Unmanaged<SyncThread>.fromOpaque(argument!).takeRetainedValue()
@@ -202,12 +202,31 @@ private final class SyncThread {
     var file: SegmentFile
     var chain: ChainHead
     let hasher = ChainHasher()
+    /// The open segment (its first seq), its length and the CRC32C of its
+    /// bytes so far (nil: not known, the segment existed before this writer).
+    var segment: UInt64
+    var length: Int
+    var fileCRC: UInt32?
 
-    init(writer: LogWriter, directory: String, file: SegmentFile, chain: ChainHead) {
+    init(writer: LogWriter, directory: String, file: SegmentFile, chain: ChainHead, segment: UInt64, end: Int) {
         self.writer = writer
         self.directory = directory
         self.file = file
         self.chain = chain
+        self.segment = segment
+        length = end
+    }
+
+    /// Seals the open segment (FORMAT.md "Seals"): after its fdatasync, before
+    /// the next segment is created, so a segment that has a successor is sealed.
+    private func seal(lastSeq: UInt64) throws(SystemError) {
+        let crc: UInt32
+        if let fileCRC { crc = fileCRC } else {
+            let reading = try SegmentFile.open(file.path, .readOnly)
+            defer { reading.close() }
+            crc = try SegmentSeal.checksum(reading, limit: length).crc
+        }
+        try SegmentSeal(firstSeq: segment, lastSeq: lastSeq, length: length, chainHead: chain, fileCRC: crc).write(directory)
     }
 
     func run() {
@@ -220,8 +239,12 @@ private final class SyncThread {
                 for chunk in batch {
                     if chunk.createsSegment {
                         try file.fdatasync()
+                        try seal(lastSeq: chunk.segment - 1)
                         file.close()
                         file = try SegmentCreation.create(directory: directory, firstSeq: chunk.segment, chainBefore: chain)
+                        segment = chunk.segment
+                        length = SegmentHeader.size
+                        fileCRC = CRC32C.checksum(SegmentHeader(firstSeq: chunk.segment, chainBefore: chain).encoded())
                     }
                     chunk.bytes.withUnsafeBytes { raw in
                         var offset = 0
@@ -232,6 +255,12 @@ private final class SyncThread {
                         }
                     }
                     try file.pwriteAll(chunk.bytes, at: chunk.offset)
+                    if let crc = fileCRC, chunk.offset == length {
+                        fileCRC = CRC32C.checksum(chunk.bytes, seed: crc)
+                    } else {
+                        fileCRC = nil
+                    }
+                    length = chunk.offset + chunk.bytes.count
                 }
                 writer.written()
                 try file.fdatasync()
@@ -249,6 +278,9 @@ enum SegmentCreation {
     static func create(directory: String, firstSeq: UInt64, chainBefore: ChainHead) throws(SystemError) -> SegmentFile {
         let path = directory + "/" + SegmentName.fileName(firstSeq)
         let temporary = path + ".tmp"
+        // A seal under this name is from a segment cut away earlier (repair): never this one's.
+        let staleSeal = SegmentSeal.path(directory, firstSeq)
+        if File.exists(staleSeal) { try File.unlink(staleSeal) }
         let file = try SegmentFile.open(temporary, .writeOnly, options: [.create, .truncate])
         do throws(SystemError) {
             try file.pwriteAll(SegmentHeader(firstSeq: firstSeq, chainBefore: chainBefore).encoded(), at: 0)

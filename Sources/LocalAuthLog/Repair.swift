@@ -30,7 +30,7 @@ extension EventLog {
         let logDirectory = directory + "/log"
         let store = SnapshotStore(directory: directory)
         guard let corruption = verified.corruption else {
-            if verified.snapshotProblems.isEmpty {
+            if verified.snapshotProblems.isEmpty && verified.sealProblems.isEmpty {
                 report.message = "Nothing to repair: the log verifies (\(verified.records) records, last seq \(verified.lastSeq))"
                     + (verified.tornTail.map { "; \($0) is cut by the next open" } ?? "") + "."
                 return report
@@ -40,12 +40,20 @@ extension EventLog {
                 for problem in verified.snapshotProblems {
                     try File.rename(store.snapshotDirectory + "/" + problem.file, to: folder + "/" + problem.file)
                 }
-                try Directory.fsync(store.snapshotDirectory)
+                if !verified.snapshotProblems.isEmpty { try Directory.fsync(store.snapshotDirectory) }
+                // A wrong seal is derived data: moved aside, the next open re-seals the segment.
+                for problem in verified.sealProblems {
+                    try File.rename(logDirectory + "/" + problem.file, to: folder + "/" + problem.file)
+                }
+                if !verified.sealProblems.isEmpty { try Directory.fsync(logDirectory) }
                 try Directory.fsync(folder)
                 report.keptIn = folder
             } catch { throw .io(error) }
             report.repaired = true
-            report.message = "Moved \(verified.snapshotProblems.count) bad snapshots to \(report.keptIn!); the log itself verifies."
+            report.message = verified.sealProblems.isEmpty
+                ? "Moved \(verified.snapshotProblems.count) bad snapshots to \(report.keptIn!); the log itself verifies."
+                : "Moved \(verified.snapshotProblems.count) bad snapshots and \(verified.sealProblems.count) bad seals to "
+                    + "\(report.keptIn!); the log itself verifies."
             return report
         }
         report.problem = corruption
@@ -66,6 +74,10 @@ extension EventLog {
             }
             for segment in segments where segment > corruption.segment {
                 try File.rename(logDirectory + "/" + SegmentName.fileName(segment), to: folder + "/" + SegmentName.fileName(segment))
+            }
+            // Seals of the cut and moved segments no longer describe anything in the log.
+            for segment in segments where segment >= corruption.segment && File.exists(SegmentSeal.path(logDirectory, segment)) {
+                try File.rename(SegmentSeal.path(logDirectory, segment), to: folder + "/" + SegmentSeal.fileName(segment))
             }
             for seq in try store.list() where seq >= firstLost {
                 try File.rename(store.path(seq), to: folder + "/" + SegmentName.hex(seq) + SnapshotStore.suffix)

@@ -4,6 +4,14 @@
 
 import LocalAuthSystem
 
+/// A seal that does not agree with its segment (FORMAT.md "Seals"). The data
+/// is not at fault when the records verify; `repair` moves the seal aside.
+public struct SealProblem: Sendable, Equatable, CustomStringConvertible {
+    public var file: String
+    public var reason: String
+    public var description: String { "seal \(file): \(reason)" }
+}
+
 public struct VerifyReport: Sendable, Equatable, CustomStringConvertible {
     public var segments = 0
     public var records: UInt64 = 0
@@ -16,8 +24,10 @@ public struct VerifyReport: Sendable, Equatable, CustomStringConvertible {
     public var tornTail: TornTail?
     public var snapshotsChecked = 0
     public var snapshotProblems: [SkippedSnapshot] = []
+    public var sealsChecked = 0
+    public var sealProblems: [SealProblem] = []
 
-    public var isOK: Bool { corruption == nil && snapshotProblems.isEmpty }
+    public var isOK: Bool { corruption == nil && snapshotProblems.isEmpty && sealProblems.isEmpty }
 
     public var description: String {
         var lines: [String] = []
@@ -28,6 +38,7 @@ public struct VerifyReport: Sendable, Equatable, CustomStringConvertible {
         }
         if let tornTail { lines.append("note: \(tornTail); the next open cuts it") }
         for problem in snapshotProblems { lines.append("FAILED: \(problem)") }
+        for problem in sealProblems { lines.append("FAILED: \(problem)") }
         if snapshotProblems.isEmpty && snapshotsChecked > 0 { lines.append("\(snapshotsChecked) snapshots agree with the log") }
         return lines.joined(separator: "\n")
     }
@@ -48,9 +59,18 @@ extension EventLog {
                 throw .io(error)
             }
             report.segments = reader.segments.count
+            // Where each segment read ends: (last seq, chain head), to check the seals.
+            var ends: [UInt64: (UInt64, ChainHead)] = [:]
+            var segment: UInt64?
+            var head = ChainHead.zero
             scan: while true {
                 switch reader.next() {
                 case .record(let record):
+                    if segment != record.position.segment {
+                        if let segment { ends[segment] = (report.lastSeq, head) }
+                        segment = record.position.segment
+                    }
+                    head = reader.chainHead ?? .zero
                     report.records += 1
                     report.lastSeq = record.seq
                     if snapshotSeqs.contains(record.seq) { headsAtSnapshots[record.seq] = reader.chainHead }
@@ -64,6 +84,8 @@ extension EventLog {
                 }
             }
             report.chainHead = reader.chainHead ?? .zero
+            if let segment { ends[segment] = (report.lastSeq, head) }
+            checkSeals(directory + "/log", segments: reader.segments, ends: ends, complete: report.corruption == nil, into: &report)
         }
         for seq in snapshotSeqs.sorted() {
             report.snapshotsChecked += 1
@@ -81,5 +103,48 @@ extension EventLog {
             }
         }
         return report
+    }
+
+    /// Every seal against the segment as read: seqs, chain head, length and whole-file CRC32C.
+    private static func checkSeals(
+        _ logDirectory: String, segments: [UInt64], ends: [UInt64: (UInt64, ChainHead)], complete: Bool,
+        into report: inout VerifyReport
+    ) {
+        // Not the last segment's: it is never trusted by a seal (open drops one left
+        // by a crash during rotation), and on a live log it may grow and be sealed
+        // while this runs.
+        for segment in segments.dropLast() where File.exists(SegmentSeal.path(logDirectory, segment)) {
+            report.sealsChecked += 1
+            let file = SegmentSeal.fileName(segment)
+            guard let seal = SegmentSeal.load(logDirectory, segment) else {
+                report.sealProblems.append(SealProblem(file: file, reason: "garbled (magic, version, checksum or fields)"))
+                continue
+            }
+            guard let (lastSeq, head) = ends[segment] else {
+                if complete { report.sealProblems.append(SealProblem(file: file, reason: "its segment holds no records")) }
+                continue
+            }
+            if lastSeq != seal.lastSeq {
+                report.sealProblems.append(SealProblem(file: file, reason: "says last seq \(seal.lastSeq), segment ends at \(lastSeq)"))
+                continue
+            }
+            if head != seal.chainHead {
+                report.sealProblems.append(SealProblem(file: file, reason: "chain head differs from the log's at seq \(lastSeq)"))
+                continue
+            }
+            let measured: (length: Int, crc: UInt32)
+            do throws(SystemError) {
+                let segmentFile = try SegmentFile.open(logDirectory + "/" + SegmentName.fileName(segment), .readOnly)
+                defer { segmentFile.close() }
+                measured = try SegmentSeal.checksum(segmentFile)
+            } catch {
+                report.sealProblems.append(SealProblem(file: file, reason: "segment unreadable: \(error)"))
+                continue
+            }
+            if measured.length != seal.length || measured.crc != seal.fileCRC {
+                report.sealProblems.append(SealProblem(
+                    file: file, reason: "segment is \(measured.length) bytes with CRC32C \(measured.crc), seal says \(seal.length) bytes with \(seal.fileCRC)"))
+            }
+        }
     }
 }

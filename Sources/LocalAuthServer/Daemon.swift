@@ -64,6 +64,10 @@ public enum Daemon {
         var configuration = try loadConfiguration(options)
         // Signals go to a signalfd; block them before any thread starts.
         Signals.ignoreBrokenPipe()
+        // A shell without job control starts background commands with SIGINT
+        // ignored, and an ignored signal never reaches a signalfd: restore the
+        // defaults (the signals are blocked next, so they cannot kill us).
+        for signal in [SIGTERM, SIGINT, SIGHUP] { Glibc.signal(signal, SIG_DFL) }
         // SIGUSR2 is the test hook (DaemonLog.testHangSeconds); ignored otherwise.
         let signals = try SignalFD(signals: [SIGTERM, SIGINT, SIGHUP, SIGUSR2])
         umask(0o077)
@@ -113,6 +117,8 @@ public enum Daemon {
         do {
             log = try EventLog.open(stateDirectory, options: EventLog.Options(
                 segmentSize: configuration.log.segmentSize,
+                // Sealed segments are checked by their seals (FORMAT.md "Seals"): fast start, same refusals (S-41).
+                verification: .sealed,
                 onDurable: { _ in try? wake.post() },
                 onFailure: { writeFailure in
                     failure.set("\(writeFailure)")

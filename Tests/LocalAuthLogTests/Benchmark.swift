@@ -25,6 +25,12 @@ final class Benchmark: XCTestCase {
         guard environment["LOCALAUTH_BENCH"] == "1" else { return }
         let records = Int(environment["LOCALAUTH_BENCH_RECORDS"] ?? "") ?? 10_000_000
         let payload = [UInt8](repeating: 0x5A, count: 64)
+        // LOCALAUTH_BENCH_OPEN_ONLY=1: only the open/replay figures (startup), on a
+        // log kept in LOCALAUTH_BENCH_DIR (generated once when it is missing).
+        if environment["LOCALAUTH_BENCH_OPEN_ONLY"] == "1" {
+            try startupFigures(records: records, payload: payload, directory: environment["LOCALAUTH_BENCH_DIR"])
+            return
+        }
 
         // Raw fdatasync after a 128-byte append, one thread.
         do {
@@ -96,5 +102,81 @@ final class Benchmark: XCTestCase {
         let start = now()
         let report = try EventLog.verify(directory.path)
         print(String(format: "BENCH verify %d records: %.2f s (%@)", records, now() - start, report.isOK ? "OK" : "FAILED"))
+        try startupFigures(records: records, payload: payload, directory: directory.path)
+    }
+
+    /// The daemon's start: open (full check and index, as before seals, vs the
+    /// sealed open), then the newest valid snapshot and a scan of the tail
+    /// after it (what `Replay.fold` reads), or of the whole log without one.
+    private func startupFigures(records: Int, payload: [UInt8], directory given: String?) throws {
+        let temporary = given == nil ? TemporaryDirectory() : nil
+        let path = given ?? temporary!.path
+        if !File.exists(path + "/log") {
+            try Directory.create(path, mode: 0o750)
+            let log = try EventLog.open(path)
+            let start = now()
+            for index in 0..<records {
+                try log.append(time: Int64(index), keys: RecordKeys(type: 3, uid: UInt32(index % 100)), payload: payload)
+            }
+            try log.waitDurable(UInt64(records))
+            try log.close()
+            print(String(format: "BENCH generated %d records in %.1f s", records, now() - start))
+        }
+        let store = SnapshotStore(directory: path)
+        for seq in try store.list() { try File.unlink(store.path(seq)) }
+        let modes: [(String, EventLog.Options)] = [
+            ("before: records+full chain+index", .init(chainCheck: .full)),
+            ("after: sealed", .init(verification: .sealed)),
+        ]
+        func startup(_ options: EventLog.Options, snapshot: Bool) throws -> (open: Double, total: Double, tail: Int) {
+            let start = now()
+            let log = try EventLog.open(path, options: options)
+            let opened = now() - start
+            var from: UInt64 = 1
+            if snapshot {
+                let (found, _) = log.newestValidSnapshot()
+                from = (found?.seq ?? 0) + 1
+                XCTAssertNotNil(found)
+            }
+            let reader = try log.reader(from: from)
+            var tail = 0
+            while case .record = reader.next() { tail += 1 }
+            let total = now() - start
+            try log.close()
+            return (opened, total, tail)
+        }
+        // Warm the page cache once (the figures are warm-cache figures).
+        _ = try startup(.init(chainCheck: .none), snapshot: false)
+        for snapshot in [false, true] {
+            if snapshot {
+                let log = try EventLog.open(path, options: .init(verification: .sealed))
+                let seq = log.lastSeq - 1000
+                try store.write(seq: seq, chainHead: try log.chainHead(at: seq), time: 0, payload: [1])
+                try log.close()
+            }
+            for (name, options) in modes {
+                var runs: [(open: Double, total: Double, tail: Int)] = []
+                for _ in 0..<3 { runs.append(try startup(options, snapshot: snapshot)) }
+                let best = runs.min { $0.total < $1.total }!
+                print(String(format: "BENCH startup %@ snapshot, %@: open %.3f s, open+snapshot+tail scan %.3f s (%d records after the snapshot), runs %@",
+                             snapshot ? "with" : "without", name, best.open, best.total, best.tail,
+                             runs.map { String(format: "%.3f", $0.total) }.joined(separator: "/")))
+            }
+        }
+        // First start after upgrading a log written before seals: a full scan that writes the seals.
+        let segments = try LogReader(logDirectory: path + "/log").segments
+        for segment in segments { try? File.unlink(SegmentSeal.path(path + "/log", segment)) }
+        var start = now()
+        var log = try EventLog.open(path, options: .init(verification: .sealed))
+        print(String(format: "BENCH sealed open of an unsealed log (writes %d seals): %.3f s", log.recovery.sealsWritten, now() - start))
+        try log.close()
+        start = now()
+        log = try EventLog.open(path, options: .init(verification: .sealed))
+        print(String(format: "BENCH sealed open after that: %.3f s (%d segments by seal)", now() - start, log.recovery.sealedSegmentsTrusted))
+        start = now()
+        _ = log.positions(uid: 7)
+        print(String(format: "BENCH first history query after a sealed open (builds the index): %.3f s", now() - start))
+        try log.close()
+        for seq in try store.list() { try File.unlink(store.path(seq)) }
     }
 }

@@ -69,11 +69,17 @@ final class CrashTests: XCTestCase {
             consume(pipe.fileHandleForReading.readDataToEndOfFile())
             everReported = max(everReported, maxReported)
 
+            // The daemon's sealed open (read-only: the torn tail stays) agrees with the full one.
+            let fast = try EventLog.open(directory.path, options: .init(verification: .sealed, readOnly: true))
             let log = try EventLog.open(directory.path)
             XCTAssertGreaterThanOrEqual(log.recovery.lastSeq, everReported, "round \(round): a reported durable seq is missing")
+            XCTAssertEqual(fast.recovery.lastSeq, log.recovery.lastSeq, "round \(round)")
+            XCTAssertEqual(try fast.chainHead(at: fast.recovery.lastSeq), try log.chainHead(at: log.recovery.lastSeq), "round \(round)")
             try log.close()
             let report = try EventLog.verify(directory.path)
             XCTAssertTrue(report.isOK, "round \(round): \(report)")
+            // Crash ordering: a segment that has a successor is sealed.
+            XCTAssertEqual(report.sealsChecked, report.segments - 1, "round \(round): \(report)")
             XCTAssertEqual(report.records, report.lastSeq, "round \(round): seqs 1...last without gaps")
             let (seqs, last) = try readAll(directory)
             XCTAssertEqual(seqs, Array(1...max(1, report.lastSeq)).filter { $0 <= report.lastSeq })
