@@ -1,48 +1,145 @@
-// Figure 2: durable security events. One worker process per user: it opens
-// an admin connection as root (the daemon takes identity from SO_PEERCRED at
-// connect time), enrolls its uid, then drops to that uid and opens the user
-// connection, creates a context and starts `evaluate policy=biometrics`.
-// Each round trip: the admin connection sends `sensor result=nomatch`; the
-// daemon appends biometric-failed, and only after its fdatasync sends the
-// next PROMPT to the user (S-40). Counted: nomatch -> PROMPT round trips.
+// Figure 2: durable security events. One process, one poll(2) loop (like
+// redis-benchmark). For each user i the parent opens an admin connection as
+// root (the daemon takes identity from SO_PEERCRED at connect time), enrolls
+// uid BASE+i and sets its passcode, then forks a child that becomes that uid,
+// connects the user connection and hands the connected descriptor back over a
+// socketpair (SCM_RIGHTS) before exiting; the credentials the daemon captured
+// at connect stay those of uid BASE+i. The user connection creates a context
+// and starts `evaluate policy=biometrics`. Each round trip: the user's admin
+// connection sends `sensor result=nomatch`; the daemon appends
+// biometric-failed, and only after its fdatasync sends the next PROMPT to the
+// user (S-40). Counted: nomatch -> PROMPT round trips.
 import Glibc
 
-struct Child {
-    let pid: pid_t
-    let stdinFD: Int32
-    var stdout: LineReader
+// MARK: - Passing a descriptor (SCM_RIGHTS) without the CMSG macros
+
+/// On x86_64/arm64 Linux, cmsghdr is 16 bytes (size_t len, int level, int
+/// type) and its data follows it: CMSG_LEN(sizeof(int)) = 16 + 4,
+/// CMSG_SPACE(sizeof(int)) = 16 + 8.
+private let cmsgHeaderSize = MemoryLayout<cmsghdr>.size
+private let cmsgLenOneFD = cmsgHeaderSize + MemoryLayout<Int32>.size
+private let cmsgSpaceOneFD = cmsgHeaderSize + 8
+
+private func sendFD(over channel: Int32, _ fd: Int32) -> Bool {
+    var byte: UInt8 = 0
+    let control = UnsafeMutableRawPointer.allocate(byteCount: cmsgSpaceOneFD, alignment: 8)
+    defer { control.deallocate() }
+    control.initializeMemory(as: UInt8.self, repeating: 0, count: cmsgSpaceOneFD)
+    let header = control.bindMemory(to: cmsghdr.self, capacity: 1)
+    header.pointee.cmsg_len = numericCast(cmsgLenOneFD)
+    header.pointee.cmsg_level = SOL_SOCKET
+    header.pointee.cmsg_type = Int32(SCM_RIGHTS)
+    control.storeBytes(of: fd, toByteOffset: cmsgHeaderSize, as: Int32.self)
+    return withUnsafeMutablePointer(to: &byte) { bytePointer in
+        var vector = iovec(iov_base: UnsafeMutableRawPointer(bytePointer), iov_len: 1)
+        return withUnsafeMutablePointer(to: &vector) { vectorPointer in
+            var message = msghdr()
+            message.msg_iov = vectorPointer
+            message.msg_iovlen = 1
+            message.msg_control = control
+            message.msg_controllen = numericCast(cmsgSpaceOneFD)
+            while true {
+                let n = sendmsg(channel, &message, Int32(MSG_NOSIGNAL))
+                if n == 1 { return true }
+                if n < 0 && errno == EINTR { continue }
+                return false
+            }
+        }
+    }
 }
 
-func selfPath() -> String {
-    var buffer = [CChar](repeating: 0, count: 4096)
-    let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-    guard n > 0 else { die("readlink /proc/self/exe") }
-    return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+private func receiveFD(from channel: Int32) -> Int32? {
+    var byte: UInt8 = 0
+    let control = UnsafeMutableRawPointer.allocate(byteCount: cmsgSpaceOneFD, alignment: 8)
+    defer { control.deallocate() }
+    control.initializeMemory(as: UInt8.self, repeating: 0, count: cmsgSpaceOneFD)
+    let received: Int = withUnsafeMutablePointer(to: &byte) { bytePointer in
+        var vector = iovec(iov_base: UnsafeMutableRawPointer(bytePointer), iov_len: 1)
+        return withUnsafeMutablePointer(to: &vector) { vectorPointer in
+            var message = msghdr()
+            message.msg_iov = vectorPointer
+            message.msg_iovlen = 1
+            message.msg_control = control
+            message.msg_controllen = numericCast(cmsgSpaceOneFD)
+            while true {
+                let n = recvmsg(channel, &message, Int32(MSG_CMSG_CLOEXEC))
+                if n < 0 && errno == EINTR { continue }
+                if n != 1 || message.msg_controllen < numericCast(cmsgLenOneFD) { return -1 }
+                return 1
+            }
+        }
+    }
+    guard received == 1 else { return nil }
+    let header = control.bindMemory(to: cmsghdr.self, capacity: 1).pointee
+    guard header.cmsg_level == SOL_SOCKET, header.cmsg_type == Int32(SCM_RIGHTS),
+          Int(header.cmsg_len) >= cmsgLenOneFD else { return nil }
+    return control.load(fromByteOffset: cmsgHeaderSize, as: Int32.self)
 }
 
-/// Starts this program with `arguments`, with pipes on stdin and stdout.
-func spawnChild(_ arguments: [String]) -> Child {
-    var input: [Int32] = [0, 0]
-    var output: [Int32] = [0, 0]
-    // Close-on-exec, so that no worker inherits another worker's pipe ends.
-    guard pipe(&input) == 0, pipe(&output) == 0 else { die("pipe") }
-    for fd in input + output { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    posix_spawn_file_actions_adddup2(&actions, input[0], 0)
-    posix_spawn_file_actions_adddup2(&actions, output[1], 1)
-    posix_spawn_file_actions_addclose(&actions, input[1])
-    posix_spawn_file_actions_addclose(&actions, output[0])
-    let path = selfPath()
-    let argv = ([path] + arguments).map { strdup($0) } + [nil]
-    var pid: pid_t = 0
-    let result = posix_spawn(&pid, path, &actions, nil, argv, environ)
-    guard result == 0 else { die("posix_spawn: \(result)") }
-    posix_spawn_file_actions_destroy(&actions)
-    for pointer in argv { free(pointer) }
-    close(input[0])
-    close(output[1])
-    return Child(pid: pid, stdinFD: input[1], stdout: LineReader(fd: output[0]))
+/// Connects to `socketPath` as `uid`: a forked child switches to the uid,
+/// connects, and passes the connected socket back; the daemon's SO_PEERCRED
+/// was captured at connect, so it names `uid`.
+func connectAs(uid: UInt32, _ socketPath: String) -> Int32 {
+    var pair: [Int32] = [0, 0]
+    guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+        die("socketpair: errno \(errno)")
+    }
+    let pid = fork()
+    if pid < 0 { die("fork: errno \(errno)") }
+    if pid == 0 {
+        close(pair[0])
+        // setresgid/setresuid are not imported (_GNU_SOURCE); as root,
+        // setgid/setuid set the real, effective and saved ids alike.
+        guard setgroups(0, nil) == 0, setgid(uid) == 0, setuid(uid) == 0, geteuid() == uid else {
+            die("cannot become uid \(uid): errno \(errno)")
+        }
+        let fd = connectOrDie(socketPath)
+        _exit(sendFD(over: pair[1], fd) ? 0 : 1)
+    }
+    close(pair[1])
+    let fd = receiveFD(from: pair[0])
+    close(pair[0])
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    guard let fd else { die("no descriptor from the child for uid \(uid) (status \(status))") }
+    return fd
+}
+
+// MARK: - The loop
+
+private enum Phase {
+    case running     // a nomatch is out: waiting for the user's answer and the admin's ack
+    case resetting   // the evaluation ended: waiting for `a OK` to the reset
+    case starting    // evaluate sent: waiting for the first PROMPT
+    case done
+}
+
+private struct EventUser {
+    let uid: UInt32
+    let user: Int32
+    let admin: Int32
+    var userReader: LineReader
+    var adminReader: LineReader
+    let evaluateLine: [UInt8]
+    let nomatch: [UInt8]
+    let resetLine: [UInt8]
+    var phase = Phase.starting
+    var sentAt: UInt64 = 0
+    var answer: String? = nil
+    var answeredAt: UInt64 = 0
+    var acked = false
+}
+
+private func hasPrefix(_ line: ArraySlice<UInt8>, _ prefix: StaticString) -> Bool {
+    let count = prefix.utf8CodeUnitCount
+    guard line.count >= count else { return false }
+    let bytes = prefix.utf8Start
+    var index = line.startIndex
+    for offset in 0..<count {
+        if line[index] != bytes[offset] { return false }
+        index += 1
+    }
+    return true
 }
 
 func eventsMain(_ arguments: [String]) {
@@ -50,99 +147,132 @@ func eventsMain(_ arguments: [String]) {
           let baseUID = Int(arguments[3]) else {
         die("usage: events SOCKET USERS SECONDS BASE_UID")
     }
-    var children = (0..<users).map { spawnChild(["events-worker", arguments[0], String(baseUID + $0)]) }
-    for index in children.indices {
-        let line = children[index].stdout.readLine()
-        guard line == "READY" else { die("worker: \(line)") }
-    }
-    let start = monotonicNanos() + 100_000_000
-    let measureFrom = start + 500_000_000
-    let end = measureFrom + UInt64(seconds * 1e9)
-    for child in children { sendLine(child.stdinFD, "GO \(start) \(measureFrom) \(end)") }
-    var histogram = Histogram()
-    var count = 0
-    var restarts = 0
-    for index in children.indices {
-        let done = children[index].stdout.readLine()
-        guard done.hasPrefix("DONE"), let n = Int(field("count", in: done) ?? ""),
-              let r = Int(field("restarts", in: done) ?? "") else { die("worker: \(done)") }
-        count += n
-        restarts += r
-        guard let h = Histogram(serialized: children[index].stdout.readLine()) else { die("worker histogram") }
-        histogram.merge(h)
-        close(children[index].stdinFD)
-        var status: Int32 = 0
-        waitpid(children[index].pid, &status, 0)
-    }
-    let rate = Double(count) / (Double(end - measureFrom) / 1e9)
-    say("RESULT rps=\(Int(rate)) p50_us=\(histogram.percentile(0.5)) p99_us=\(histogram.percentile(0.99)) restarts=\(restarts) n=\(count)")
-}
-
-func eventsWorkerMain(_ arguments: [String]) {
-    guard arguments.count >= 2, let uid = UInt32(arguments[1]) else { die("usage: events-worker SOCKET UID") }
     let socketPath = arguments[0]
-    let admin = connectOrDie(socketPath)
-    var adminReader = LineReader(fd: admin)
-    sendLine(admin, "a reset uid=\(uid)")
-    _ = adminReader.readLine()
-    sendLine(admin, "a enroll uid=\(uid)")
-    let enrolled = adminReader.readLine()
-    guard enrolled.hasPrefix("a OK") else { die("enroll: \(enrolled)") }
-    // Biometrics needs a passcode set (LAErrorPasscodeNotSet otherwise).
-    sendLine(admin, "a status uid=\(uid)")
-    if field("passcode-set", in: adminReader.readLine()) != "true" {
-        sendLine(admin, "a set-passcode uid=\(uid) secret=bench-passcode")
-        let set = adminReader.readLine()
-        guard set.hasPrefix("a OK") else { die("set-passcode: \(set)") }
-    }
-    guard setgroups(0, nil) == 0, setgid(uid) == 0, setuid(uid) == 0 else {
-        die("cannot become uid \(uid): errno \(errno)")
-    }
-    let user = connectOrDie(socketPath)
-    var userReader = LineReader(fd: user)
-    sendLine(user, "n new")
-    let created = userReader.readLine()
-    guard created.hasPrefix("n OK"), let ctx = field("ctx", in: created) else { die("new: \(created)") }
-    let evaluateLine = Array("e evaluate ctx=\(ctx) policy=biometrics reason=bench\n".utf8)
-    let nomatch = Array("s sensor uid=\(uid) result=nomatch\n".utf8)
-    func startEvaluation() {
+    raiseFileLimit(2 * users + 64)
+    var states: [EventUser] = []
+    for index in 0..<users {
+        let uid = UInt32(baseUID + index)
+        let admin = connectOrDie(socketPath)
+        var adminReader = LineReader(fd: admin)
+        sendLine(admin, "a reset uid=\(uid)")
+        _ = adminReader.readLine()
+        sendLine(admin, "a enroll uid=\(uid)")
+        let enrolled = adminReader.readLine()
+        guard enrolled.hasPrefix("a OK") else { die("enroll: \(enrolled)") }
+        // Biometrics needs a passcode set (LAErrorPasscodeNotSet otherwise).
+        sendLine(admin, "a status uid=\(uid)")
+        if field("passcode-set", in: adminReader.readLine()) != "true" {
+            sendLine(admin, "a set-passcode uid=\(uid) secret=bench-passcode")
+            let set = adminReader.readLine()
+            guard set.hasPrefix("a OK") else { die("set-passcode: \(set)") }
+        }
+        let user = connectAs(uid: uid, socketPath)
+        var userReader = LineReader(fd: user)
+        sendLine(user, "n new")
+        let created = userReader.readLine()
+        guard created.hasPrefix("n OK"), let ctx = field("ctx", in: created) else { die("new: \(created)") }
+        let evaluateLine = Array("e evaluate ctx=\(ctx) policy=biometrics reason=bench\n".utf8)
         sendAll(user, evaluateLine)
         let prompt = userReader.readLine()
         guard prompt.hasPrefix("e PROMPT") else { die("evaluate: \(prompt)") }
+        setNonBlocking(user)
+        setNonBlocking(admin)
+        states.append(EventUser(uid: uid, user: user, admin: admin, userReader: userReader, adminReader: adminReader,
+                                evaluateLine: evaluateLine,
+                                nomatch: Array("s sensor uid=\(uid) result=nomatch\n".utf8),
+                                resetLine: Array("a reset uid=\(uid)\n".utf8)))
     }
-    startEvaluation()
-    say("READY")
-    guard let go = readStdinLine(), go.hasPrefix("GO") else { exit(0) }
-    let times = go.split(separator: " ").dropFirst().compactMap { UInt64($0) }
-    guard times.count == 3 else { die("bad GO line") }
-    while monotonicNanos() < times[0] { usleep(1000) }
+    // fds[i] is user i's connection, fds[users + i] its admin connection.
+    var fds = states.map { pollfd(fd: $0.user, events: Int16(POLLIN), revents: 0) }
+        + states.map { pollfd(fd: $0.admin, events: Int16(POLLIN), revents: 0) }
+    let start = monotonicNanos()
+    let measureFrom = start + 500_000_000
+    let end = measureFrom + UInt64(seconds * 1e9)
     var histogram = Histogram()
     var count = 0
     var restarts = 0
-    while true {
-        let sent = monotonicNanos()
-        if sent >= times[2] { break }
-        sendAll(admin, nomatch)
-        let answer = userReader.readLine()
-        let received = monotonicNanos()
-        let ack = adminReader.readLine()
-        guard ack.hasPrefix("s OK") else { die("sensor: \(ack)") }
+    var active = users
+
+    /// Sends the next nomatch, or retires the user once the time is up.
+    func next(_ index: Int, _ now: UInt64) {
+        if now >= end {
+            states[index].phase = .done
+            fds[index].fd = -1
+            fds[users + index].fd = -1
+            active -= 1
+            return
+        }
+        states[index].phase = .running
+        states[index].answer = nil
+        states[index].acked = false
+        states[index].sentAt = now
+        sendAll(states[index].admin, states[index].nomatch)
+    }
+
+    /// A nomatch round trip is complete once both the answer and the ack are in.
+    func complete(_ index: Int, _ now: UInt64) {
+        guard states[index].phase == .running, states[index].acked, let answer = states[index].answer else { return }
         if answer.hasPrefix("e PROMPT") {
-            if sent >= times[1] {
+            if states[index].sentAt >= measureFrom {
                 count += 1
-                histogram.record(nanos: received - sent)
+                histogram.record(nanos: states[index].answeredAt - states[index].sentAt)
             }
+            next(index, now)
         } else {
             // The evaluation ended (AttemptsPerEvaluation, at most 1000) or the
             // user locked out (LockoutThreshold): reset and start again.
             restarts += 1
-            sendLine(admin, "a reset uid=\(uid)")
-            let reset = adminReader.readLine()
-            guard reset.hasPrefix("a OK") else { die("reset: \(reset) after \(answer)") }
-            startEvaluation()
+            states[index].phase = .resetting
+            sendAll(states[index].admin, states[index].resetLine)
         }
     }
-    say("DONE count=\(count) restarts=\(restarts)")
-    say(histogram.serialized)
-    _ = readStdinLine()
+
+    for index in states.indices { next(index, monotonicNanos()) }
+    while active > 0 {
+        let ready = poll(&fds, nfds_t(fds.count), 1000)
+        if ready < 0 { if errno == EINTR { continue }; die("poll: errno \(errno)") }
+        let now = monotonicNanos()
+        for slot in fds.indices where fds[slot].revents != 0 {
+            fds[slot].revents = 0
+            let index = slot % users
+            if slot < users {
+                while true {
+                    guard let more = states[index].userReader.fill() else { break }
+                    if !more { die("the daemon closed uid \(states[index].uid)'s user connection") }
+                }
+                while let line = states[index].userReader.nextLine() {
+                    switch states[index].phase {
+                    case .running where states[index].answer == nil:
+                        states[index].answer = String(decoding: line, as: UTF8.self)
+                        states[index].answeredAt = now
+                        complete(index, now)
+                    case .starting where hasPrefix(line, "e PROMPT"):
+                        next(index, now)
+                    default:
+                        die("user \(states[index].uid): unexpected \(String(decoding: line, as: UTF8.self))")
+                    }
+                }
+            } else {
+                while true {
+                    guard let more = states[index].adminReader.fill() else { break }
+                    if !more { die("the daemon closed uid \(states[index].uid)'s admin connection") }
+                }
+                while let line = states[index].adminReader.nextLine() {
+                    switch states[index].phase {
+                    case .running where !states[index].acked && hasPrefix(line, "s OK"):
+                        states[index].acked = true
+                        complete(index, now)
+                    case .resetting where hasPrefix(line, "a OK"):
+                        states[index].phase = .starting
+                        sendAll(states[index].user, states[index].evaluateLine)
+                    default:
+                        die("admin for \(states[index].uid): unexpected \(String(decoding: line, as: UTF8.self))")
+                    }
+                }
+            }
+        }
+    }
+    for state in states { close(state.user); close(state.admin) }
+    let rate = Double(count) / (Double(end - measureFrom) / 1e9)
+    say("RESULT rps=\(Int(rate)) p50_us=\(histogram.percentile(0.5)) p99_us=\(histogram.percentile(0.99)) restarts=\(restarts) n=\(count)")
 }

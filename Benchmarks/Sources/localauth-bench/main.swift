@@ -11,7 +11,6 @@ switch mode {
 case "rate": rateMain(rest)
 case "generate": generateMain(rest)
 case "events": eventsMain(rest)
-case "events-worker": eventsWorkerMain(rest)
 case "contexts": contextsMain(rest)
 case "hold": holdMain(rest)
 case "startup": startupMain(rest)
