@@ -54,13 +54,19 @@ let package = Package(
         .testTarget(name: "LocalAuthSystemTests", dependencies: ["LocalAuthSystem"]),
         .testTarget(name: "LocalAuthLogTests", dependencies: ["LocalAuthLog", "LocalAuthCore", "LocalAuthSystem"]),
         .testTarget(name: "LocalAuthenticationTests", dependencies: ["LocalAuthentication"]),
-        .testTarget(name: "LocalAuthIntegrationTests", dependencies: ["LocalAuthProtocol", "LocalAuthSystem"]),
+        // Harness shared by the tests that run the real binaries (only tests use it).
+        .target(name: "LocalAuthTestSupport", dependencies: ["LocalAuthProtocol", "LocalAuthSystem"],
+                path: "Tests/LocalAuthTestSupport"),
+        .testTarget(name: "LocalAuthIntegrationTests", dependencies: [
+            "LocalAuthProtocol", "LocalAuthSystem", "LocalAuthTestSupport",
+        ]),
         .testTarget(name: "LocalAuthSystemdTests", dependencies: ["LocalAuthProtocol", "LocalAuthSystem"]),
         .testTarget(name: "LocalAuthCtlTests", dependencies: [
             "LocalAuthProtocol", "LocalAuthSystem", "LocalAuthCore", "LocalAuthLog",
         ]),
         .testTarget(name: "LocalAuthReliabilityTests", dependencies: [
             "LocalAuthProtocol", "LocalAuthSystem", "LocalAuthCore", "LocalAuthLog", "LocalAuthConfig",
+            "LocalAuthTestSupport",
         ]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,5 +1,6 @@
 // canEvaluate (S-17..S-20), over the socket.
 import LocalAuthProtocol
+import LocalAuthTestSupport
 import XCTest
 
 final class CanEvaluateTests: IntegrationTestCase {

@@ -1,5 +1,6 @@
 // localauthd's command line and configuration file errors (PROTOCOL.md).
 import Foundation
+import LocalAuthTestSupport
 import XCTest
 
 final class CommandLineTests: IntegrationTestCase {

@@ -2,6 +2,7 @@
 // evaluation, idle half lines, per-user limits (PROTOCOL.md Connection end).
 import Glibc
 import LocalAuthProtocol
+import LocalAuthTestSupport
 import XCTest
 
 final class ConnectionEndTests: IntegrationTestCase {

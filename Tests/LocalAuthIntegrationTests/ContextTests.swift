@@ -1,5 +1,6 @@
 // Contexts: creation, properties, isolation and limits (S-12, S-16, S-17).
 import LocalAuthProtocol
+import LocalAuthTestSupport
 import XCTest
 
 final class ContextTests: IntegrationTestCase {

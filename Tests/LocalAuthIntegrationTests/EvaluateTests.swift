@@ -1,5 +1,6 @@
 // evaluate and its prompts' answers (S-21..S-33), over the socket.
 import LocalAuthProtocol
+import LocalAuthTestSupport
 import XCTest
 
 final class EvaluateTests: IntegrationTestCase {

@@ -1,5 +1,6 @@
 // Bytes a careless or hostile client may send (PROTOCOL.md Framing, Errors).
 import LocalAuthProtocol
+import LocalAuthTestSupport
 import XCTest
 
 final class HostileInputTests: IntegrationTestCase {

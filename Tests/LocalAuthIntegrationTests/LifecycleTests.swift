@@ -1,6 +1,7 @@
 // Durability across a crash (S-40, S-15) and a clean stop (S-32).
 import Glibc
 import LocalAuthProtocol
+import LocalAuthTestSupport
 import XCTest
 
 final class LifecycleTests: IntegrationTestCase {

@@ -2,6 +2,7 @@
 import Glibc
 import LocalAuthProtocol
 import LocalAuthSystem
+import LocalAuthTestSupport
 import XCTest
 
 final class LoadTests: IntegrationTestCase {

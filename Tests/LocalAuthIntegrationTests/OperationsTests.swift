@@ -5,6 +5,7 @@
 import Foundation
 import LocalAuthProtocol
 import Glibc
+import LocalAuthTestSupport
 import XCTest
 
 final class OperationsTests: IntegrationTestCase {

@@ -1,6 +1,7 @@
 // The passcode phase over the socket: counting, repeats, backoff (S-5, S-7,
 // S-25, S-28, S-36), and the reuse window (S-24).
 import LocalAuthProtocol
+import LocalAuthTestSupport
 import XCTest
 
 final class PasscodeTests: IntegrationTestCase {

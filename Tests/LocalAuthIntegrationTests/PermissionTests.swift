@@ -1,6 +1,7 @@
 // Who may do what (S-34..S-36): a real second uid, 65534, speaking through
 // `setpriv ... socat`, so that the daemon sees it with SO_PEERCRED.
 import LocalAuthProtocol
+import LocalAuthTestSupport
 import XCTest
 
 final class PermissionTests: IntegrationTestCase {

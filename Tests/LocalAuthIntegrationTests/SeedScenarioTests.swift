@@ -1,6 +1,7 @@
 // The seed scenario of the issue, end to end over the socket with the real
 // daemon: retry limit, lockout, passcode with a wrong attempt, lockout lifted.
 import LocalAuthProtocol
+import LocalAuthTestSupport
 import XCTest
 
 final class SeedScenarioTests: IntegrationTestCase {

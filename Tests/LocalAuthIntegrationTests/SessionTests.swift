@@ -1,5 +1,6 @@
 // The connection itself: hello, ping, quit, pipelining (PROTOCOL.md).
 import LocalAuthProtocol
+import LocalAuthTestSupport
 import XCTest
 
 final class SessionTests: IntegrationTestCase {

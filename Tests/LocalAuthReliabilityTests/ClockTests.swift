@@ -6,6 +6,7 @@ import Foundation
 import Glibc
 import LocalAuthCore
 import LocalAuthProtocol
+import LocalAuthTestSupport
 import XCTest
 
 final class ClockTests: ReliabilityTestCase {

@@ -20,6 +20,7 @@ import Foundation
 import Glibc
 import LocalAuthCore
 import LocalAuthProtocol
+import LocalAuthTestSupport
 import Synchronization
 import XCTest
 

@@ -7,6 +7,7 @@ import Glibc
 import LocalAuthCore
 import LocalAuthLog
 import LocalAuthProtocol
+import LocalAuthTestSupport
 import XCTest
 
 final class DiskFaultTests: ReliabilityTestCase {

@@ -11,6 +11,7 @@ import LocalAuthCore
 @testable import LocalAuthLog
 import LocalAuthProtocol
 import LocalAuthSystem
+import LocalAuthTestSupport
 import XCTest
 
 final class FuzzRegressionTests: XCTestCase {

@@ -5,6 +5,7 @@ import Foundation
 import Glibc
 import LocalAuthProtocol
 import LocalAuthSystem
+import LocalAuthTestSupport
 import XCTest
 
 final class HostileClientTests: ReliabilityTestCase {

@@ -7,6 +7,7 @@
 import Foundation
 import Glibc
 import LocalAuthProtocol
+import LocalAuthTestSupport
 import XCTest
 
 final class SecretHygieneTests: ReliabilityTestCase {

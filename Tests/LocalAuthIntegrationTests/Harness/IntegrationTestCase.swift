@@ -2,6 +2,7 @@
 // tearDown with SIGTERM, and every one of them must exit 0 (a clean stop is
 // thereby checked after each scenario, whatever it did to the daemon).
 import LocalAuthProtocol
+import LocalAuthTestSupport
 import XCTest
 
 class IntegrationTestCase: XCTestCase {

@@ -3,6 +3,7 @@
 // all events (AuthState, S-38), and EventLog.verify.
 import LocalAuthCore
 import LocalAuthLog
+import LocalAuthTestSupport
 import XCTest
 
 struct LoggedEvent {

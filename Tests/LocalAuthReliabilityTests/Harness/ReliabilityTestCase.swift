@@ -4,6 +4,7 @@
 // searched for every secret registered with `Secrets.make` (S-39), and the
 // state directory's permissions are checked.
 import LocalAuthProtocol
+import LocalAuthTestSupport
 import XCTest
 
 class ReliabilityTestCase: XCTestCase {
@@ -86,17 +87,3 @@ class ReliabilityTestCase: XCTestCase {
     }
 }
 
-extension Response {
-    subscript(key: String) -> String? { arguments.value(for: key) }
-}
-
-func XCTAssertOK(_ response: Response, _ note: String = "", file: StaticString = #filePath, line: UInt = #line) {
-    XCTAssertEqual(response.status, .ok, "expected OK, got \(response) \(note)", file: file, line: line)
-}
-
-func XCTAssertProtocolError(_ response: Response, _ name: String, _ note: String = "",
-                            file: StaticString = #filePath, line: UInt = #line) {
-    XCTAssertEqual(response.status, .err, "expected ERR \(name), got \(response) \(note)", file: file, line: line)
-    XCTAssertEqual(response.errorDomain, "protocol", "\(response) \(note)", file: file, line: line)
-    XCTAssertEqual(response.errorName, name, "\(response) \(note)", file: file, line: line)
-}

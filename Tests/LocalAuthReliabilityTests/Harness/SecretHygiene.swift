@@ -3,6 +3,7 @@
 // daemon's files are searched for it in every encoding we could think of.
 import Foundation
 import LocalAuthSystem
+import LocalAuthTestSupport
 import Synchronization
 import XCTest
 

@@ -13,19 +13,19 @@ import LocalAuthProtocol
 import LocalAuthSystem
 import XCTest
 
-final class Client {
-    let readFD: Int32
-    let writeFD: Int32
+public final class Client {
+    public let readFD: Int32
+    public let writeFD: Int32
     /// The socat child, for clients of another uid.
     private var helper: pid_t?
     private var inbox: [UInt8] = []
     private var stash: [String] = []
-    private(set) var sawEOF = false
+    public private(set) var sawEOF = false
     private var closed = false
     /// Safety net for every read.
-    var timeout: Double = 15
+    public var timeout: Double = 15
 
-    init(socketPath: String) throws {
+    public init(socketPath: String) throws {
         let fd: FileDescriptor
         do {
             fd = try UnixSocket.connect(path: socketPath)
@@ -36,7 +36,7 @@ final class Client {
         writeFD = fd.rawValue
     }
 
-    init(socketPath: String, asUID uid: UInt32) throws {
+    public init(socketPath: String, asUID uid: UInt32) throws {
         var toChild: [Int32] = [-1, -1], fromChild: [Int32] = [-1, -1]
         guard pipe(&toChild) == 0, pipe(&fromChild) == 0 else {
             throw HarnessError("pipe: \(String(cString: strerror(errno)))")
@@ -55,7 +55,7 @@ final class Client {
     deinit { shutDown() }
 
     /// Closes the connection (and reaps the socat helper).
-    func shutDown() {
+    public func shutDown() {
         guard !closed else { return }
         closed = true
         close(writeFD)
@@ -72,7 +72,7 @@ final class Client {
     // MARK: - Sending
 
     /// Writes all bytes (blocking). Throws if the peer is gone.
-    func sendRaw(_ bytes: [UInt8]) throws {
+    public func sendRaw(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes { buffer -> Int in
@@ -90,7 +90,7 @@ final class Client {
     }
 
     /// Sends one line; the LF is added.
-    func send(_ line: String) throws {
+    public func send(_ line: String) throws {
         try sendRaw(Array((line + "\n").utf8))
     }
 
@@ -127,7 +127,7 @@ final class Client {
     }
 
     /// The next line in arrival order, or nil at end of stream.
-    func nextLine() throws -> String? {
+    public func nextLine() throws -> String? {
         while stash.isEmpty {
             guard try fill(timeout: timeout) else { return nil }
         }
@@ -135,13 +135,13 @@ final class Client {
     }
 
     /// The next reply in arrival order (parsed), failing at end of stream.
-    func next() throws -> Response {
+    public func next() throws -> Response {
         guard let line = try nextLine() else { throw HarnessError("connection closed while a reply was expected") }
         return try Client.parse(line)
     }
 
     /// The oldest reply carrying `tag`; other lines stay stashed in order.
-    func next(tag: String) throws -> Response {
+    public func next(tag: String) throws -> Response {
         while true {
             for (index, line) in stash.enumerated() where line.hasPrefix(tag + " ") {
                 stash.remove(at: index)
@@ -155,14 +155,14 @@ final class Client {
 
     /// Sends `TAG VERB ...` and returns the first reply with that tag.
     @discardableResult
-    func request(_ line: String) throws -> Response {
+    public func request(_ line: String) throws -> Response {
         let tag = String(line.prefix { $0 != " " })
         try send(line)
         return try next(tag: tag)
     }
 
     /// Reads every remaining line until the daemon closes the connection.
-    func readUntilEOF() throws -> [String] {
+    public func readUntilEOF() throws -> [String] {
         var lines: [String] = []
         while let line = try nextLine() { lines.append(line) }
         if !inbox.isEmpty {
@@ -173,9 +173,9 @@ final class Client {
     }
 
     /// Lines read but not yet consumed.
-    var pending: [String] { stash }
+    public var pending: [String] { stash }
 
-    static func parse(_ line: String) throws -> Response {
+    public static func parse(_ line: String) throws -> Response {
         do {
             return try Response.parse(line)
         } catch {
@@ -187,15 +187,15 @@ final class Client {
 // MARK: - Assertions on replies
 
 extension Response {
-    subscript(key: String) -> String? { arguments.value(for: key) }
+    public subscript(key: String) -> String? { arguments.value(for: key) }
 }
 
-func XCTAssertOK(_ response: Response, _ note: String = "", file: StaticString = #filePath, line: UInt = #line) {
+public func XCTAssertOK(_ response: Response, _ note: String = "", file: StaticString = #filePath, line: UInt = #line) {
     XCTAssertEqual(response.status, .ok, "expected OK, got \(response) \(note)", file: file, line: line)
 }
 
 /// `TAG ERR domain=protocol name=NAME`.
-func XCTAssertProtocolError(_ response: Response, _ name: String, _ note: String = "",
+public func XCTAssertProtocolError(_ response: Response, _ name: String, _ note: String = "",
                             file: StaticString = #filePath, line: UInt = #line) {
     XCTAssertEqual(response.status, .err, "expected ERR \(name), got \(response) \(note)", file: file, line: line)
     XCTAssertEqual(response.errorDomain, "protocol", "\(response)", file: file, line: line)
@@ -204,7 +204,7 @@ func XCTAssertProtocolError(_ response: Response, _ name: String, _ note: String
 }
 
 /// `TAG ERR domain=la code=N name=NAME`.
-func XCTAssertLAError(_ response: Response, _ code: Int, _ name: String,
+public func XCTAssertLAError(_ response: Response, _ code: Int, _ name: String,
                       file: StaticString = #filePath, line: UInt = #line) {
     XCTAssertEqual(response.status, .err, "expected LAError \(name), got \(response)", file: file, line: line)
     XCTAssertEqual(response.errorDomain, "la", "\(response)", file: file, line: line)
@@ -213,7 +213,7 @@ func XCTAssertLAError(_ response: Response, _ code: Int, _ name: String,
     XCTAssertNotNil(response.message, "LAErrors carry a message: \(response)", file: file, line: line)
 }
 
-func isHexToken(_ text: String?, minimumBytes: Int = 16) -> Bool {
+public func isHexToken(_ text: String?, minimumBytes: Int = 16) -> Bool {
     guard let text, text.count >= minimumBytes * 2, text.count % 2 == 0 else { return false }
     return text.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) || (65...70).contains($0) }
 }
