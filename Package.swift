@@ -53,7 +53,7 @@ let package = Package(
         .testTarget(name: "LocalAuthConfigTests", dependencies: ["LocalAuthConfig", "LocalAuthCore"]),
         .testTarget(name: "LocalAuthSystemTests", dependencies: ["LocalAuthSystem"]),
         .testTarget(name: "LocalAuthLogTests", dependencies: ["LocalAuthLog", "LocalAuthCore", "LocalAuthSystem"]),
-        .testTarget(name: "LocalAuthenticationTests", dependencies: ["LocalAuthentication"]),
+        .testTarget(name: "LocalAuthenticationTests", dependencies: ["LocalAuthentication", "LocalAuthTestSupport"]),
         // Harness shared by the tests that run the real binaries (only tests use it).
         .target(name: "LocalAuthTestSupport", dependencies: ["LocalAuthProtocol", "LocalAuthSystem"],
                 path: "Tests/LocalAuthTestSupport"),
@@ -62,7 +62,7 @@ let package = Package(
         ]),
         .testTarget(name: "LocalAuthSystemdTests", dependencies: ["LocalAuthProtocol", "LocalAuthSystem"]),
         .testTarget(name: "LocalAuthCtlTests", dependencies: [
-            "LocalAuthProtocol", "LocalAuthSystem", "LocalAuthCore", "LocalAuthLog",
+            "LocalAuthProtocol", "LocalAuthSystem", "LocalAuthCore", "LocalAuthLog", "LocalAuthTestSupport",
         ]),
         .testTarget(name: "LocalAuthReliabilityTests", dependencies: [
             "LocalAuthProtocol", "LocalAuthSystem", "LocalAuthCore", "LocalAuthLog", "LocalAuthConfig",

@@ -4,6 +4,7 @@
 // passes on a clean log and fails (exit 1) on each corruption; `repair`.
 import Foundation
 import Glibc
+import LocalAuthTestSupport
 import XCTest
 
 final class AuditVerbTests: CtlTestCase {

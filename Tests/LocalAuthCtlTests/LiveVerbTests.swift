@@ -3,6 +3,7 @@
 // the raw protocol; exit codes 0 (done), 1 (LA failure), 2 (usage).
 import Foundation
 import Glibc
+import LocalAuthTestSupport
 import XCTest
 
 class CtlTestCase: XCTestCase {

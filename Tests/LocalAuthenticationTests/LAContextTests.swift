@@ -4,6 +4,7 @@
 import Foundation
 import Glibc
 import LocalAuthentication
+import LocalAuthTestSupport
 import XCTest
 
 class LiveTestCase: XCTestCase {

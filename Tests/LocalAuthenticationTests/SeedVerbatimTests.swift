@@ -7,6 +7,7 @@
 // iOS 17 SDK gives the same code.
 import Foundation
 import Glibc
+import LocalAuthTestSupport
 import XCTest
 
 final class SeedVerbatimTests: XCTestCase {
@@ -482,7 +483,7 @@ class BiometricAuthManager {
 
     func testSeedCodeCompilesUnchangedInSwift5Mode() throws {
         guard let swiftc = Self.findSwiftc() else { throw XCTSkip("swiftc not on PATH") }
-        let modules = URL(fileURLWithPath: try daemonBinary()).deletingLastPathComponent().appendingPathComponent("Modules").path
+        let modules = URL(fileURLWithPath: try Binary.localauthd()).deletingLastPathComponent().appendingPathComponent("Modules").path
         guard FileManager.default.fileExists(atPath: modules + "/LocalAuthentication.swiftmodule") else {
             throw XCTSkip("no LocalAuthentication.swiftmodule in \(modules)")
         }

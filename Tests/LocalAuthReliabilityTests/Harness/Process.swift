@@ -3,10 +3,6 @@
 // (a tiny tmpfs), a daemon running as another uid (setpriv), extra
 // environment (libfaketime), and stdout/stderr kept across restarts
 // (appended) so that the secret scan sees all of it.
-import each other), with what the reliability tests need on top:
-// a state directory chosen by the test (a tiny tmpfs), a daemon running as
-// another uid (setpriv), extra environment (libfaketime), and stdout/stderr
-// kept across restarts (appended) so that the secret scan sees all of it.
 import Foundation
 import Glibc
 import LocalAuthSystem
