@@ -151,6 +151,9 @@ extension Server {
 
     func close(_ connection: Connection) {
         guard connections[connection.id] != nil else { return }
+        // Stops any read or line loop still holding this connection: its fd
+        // number may be reused at once (a new segment, a snapshot file).
+        connection.closing = true
         if !connection.contexts.isEmpty { endContexts(of: connection) }
         try? epoll.remove(connection.fd)
         try? connection.fd.close()
