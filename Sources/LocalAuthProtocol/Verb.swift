@@ -1,6 +1,8 @@
 // The verbs of PROTOCOL.md's table and the keys each takes, so the server
 // answers `unknown-verb` and `bad-argument` from one table and clients spell
-// verbs from the same one. Which keys are required, and what a value means,
+// verbs from the same one. Two extensions beyond the table, documented in
+// docs/ARCHITECTURE.md: `stats` (admin counters) and `message=` on `sensor`
+// (the text of a `retry` reading). Which keys are required, and what a value means,
 // is the server's business (e.g. a missing `reason=` is bad-argument, S-21).
 
 public enum Verb: String, Sendable, CaseIterable, Hashable {
@@ -24,6 +26,7 @@ public enum Verb: String, Sendable, CaseIterable, Hashable {
     case unlocked
     case reset
     case quit
+    case stats
 
     public var wireName: String { rawValue }
 
@@ -31,7 +34,7 @@ public enum Verb: String, Sendable, CaseIterable, Hashable {
     public var allowedKeys: [String] {
         switch self {
         case .hello: return ["protocol", "client"]
-        case .ping, .new, .quit: return []
+        case .ping, .new, .quit, .stats: return []
         case .set:
             return ["ctx", "fallback-title", "cancel-title", "reuse-duration", "interaction-not-allowed",
                     "localized-reason"]
@@ -43,7 +46,7 @@ public enum Verb: String, Sendable, CaseIterable, Hashable {
         case .setPasscode: return ["secret", "old-secret", "uid"]
         case .clearPasscode, .unlocked, .reset: return ["uid"]
         case .enroll, .unenroll: return ["uid", "template"]
-        case .sensor: return ["uid", "result", "template"]
+        case .sensor: return ["uid", "result", "template", "message"]
         }
     }
 }

@@ -5,11 +5,14 @@ import LocalAuthCore
 import LocalAuthProtocol
 
 struct VerbSpec: Sendable {
-    var keys: [String]
+    /// The wire name and the keys it takes come from the protocol's own table.
+    var verb: Verb
     var admin: Bool = false
     /// Called directly (not `(Server) -> handler`), so no partially applied
     /// method closure is allocated per request.
     var handler: @Sendable (Server, Request, Connection) -> Void
+
+    var keys: [String] { verb.allowedKeys }
 }
 
 extension Server {
@@ -17,28 +20,28 @@ extension Server {
     /// couple of word compares, cheaper than hashing the verb for a
     /// dictionary. The hot verbs come first.
     static let verbs: [(verb: String, spec: VerbSpec)] = [
-        ("can-evaluate", VerbSpec(keys: ["ctx", "policy"], handler: { $0.canEvaluate($1, $2) })),
-        ("evaluate", VerbSpec(keys: ["ctx", "policy", "reason"], handler: { $0.evaluate($1, $2) })),
-        ("hello", VerbSpec(keys: ["protocol", "client"], handler: { $0.hello($1, $2) })),
-        ("ping", VerbSpec(keys: [], handler: { $0.ping($1, $2) })),
-        ("quit", VerbSpec(keys: [], handler: { $0.quit($1, $2) })),
-        ("new", VerbSpec(keys: [], handler: { $0.newContext($1, $2) })),
-        ("set", VerbSpec(keys: ["ctx"] + ContextProperty.names, handler: { $0.setProperties($1, $2) })),
-        ("get", VerbSpec(keys: ["ctx"], handler: { $0.getContext($1, $2) })),
-        ("fallback", VerbSpec(keys: ["ctx"], handler: { $0.fallback($1, $2) })),
-        ("passcode", VerbSpec(keys: ["ctx", "secret"], handler: { $0.passcode($1, $2) })),
-        ("cancel", VerbSpec(keys: ["ctx"], handler: { $0.cancel($1, $2) })),
-        ("invalidate", VerbSpec(keys: ["ctx"], handler: { $0.invalidate($1, $2) })),
-        ("status", VerbSpec(keys: ["uid"], handler: { $0.status($1, $2) })),
-        ("set-passcode", VerbSpec(keys: ["secret", "old-secret", "uid"], handler: { $0.setPasscode($1, $2) })),
-        ("clear-passcode", VerbSpec(keys: ["uid"], admin: true, handler: { $0.clearPasscode($1, $2) })),
-        ("enroll", VerbSpec(keys: ["uid", "template"], admin: true, handler: { $0.enroll($1, $2) })),
-        ("unenroll", VerbSpec(keys: ["uid", "template"], admin: true, handler: { $0.unenroll($1, $2) })),
-        ("sensor", VerbSpec(keys: ["uid", "result", "template", "message"], admin: true, handler: { $0.sensor($1, $2) })),
-        ("unlocked", VerbSpec(keys: ["uid"], admin: true, handler: { $0.unlocked($1, $2) })),
-        ("reset", VerbSpec(keys: ["uid"], admin: true, handler: { $0.reset($1, $2) })),
-        ("stats", VerbSpec(keys: [], admin: true, handler: { $0.stats($1, $2) })),
-    ]
+        VerbSpec(verb: .canEvaluate, handler: { $0.canEvaluate($1, $2) }),
+        VerbSpec(verb: .evaluate, handler: { $0.evaluate($1, $2) }),
+        VerbSpec(verb: .hello, handler: { $0.hello($1, $2) }),
+        VerbSpec(verb: .ping, handler: { $0.ping($1, $2) }),
+        VerbSpec(verb: .quit, handler: { $0.quit($1, $2) }),
+        VerbSpec(verb: .new, handler: { $0.newContext($1, $2) }),
+        VerbSpec(verb: .set, handler: { $0.setProperties($1, $2) }),
+        VerbSpec(verb: .get, handler: { $0.getContext($1, $2) }),
+        VerbSpec(verb: .fallback, handler: { $0.fallback($1, $2) }),
+        VerbSpec(verb: .passcode, handler: { $0.passcode($1, $2) }),
+        VerbSpec(verb: .cancel, handler: { $0.cancel($1, $2) }),
+        VerbSpec(verb: .invalidate, handler: { $0.invalidate($1, $2) }),
+        VerbSpec(verb: .status, handler: { $0.status($1, $2) }),
+        VerbSpec(verb: .setPasscode, handler: { $0.setPasscode($1, $2) }),
+        VerbSpec(verb: .clearPasscode, admin: true, handler: { $0.clearPasscode($1, $2) }),
+        VerbSpec(verb: .enroll, admin: true, handler: { $0.enroll($1, $2) }),
+        VerbSpec(verb: .unenroll, admin: true, handler: { $0.unenroll($1, $2) }),
+        VerbSpec(verb: .sensor, admin: true, handler: { $0.sensor($1, $2) }),
+        VerbSpec(verb: .unlocked, admin: true, handler: { $0.unlocked($1, $2) }),
+        VerbSpec(verb: .reset, admin: true, handler: { $0.reset($1, $2) }),
+        VerbSpec(verb: .stats, admin: true, handler: { $0.stats($1, $2) }),
+    ].map { ($0.verb.rawValue, $0) }
 
     /// What still works while the log cannot record (fail closed).
     static let verbsWithoutLog: Set<String> = ["hello", "ping", "quit", "stats"]
