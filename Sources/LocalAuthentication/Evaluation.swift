@@ -16,8 +16,8 @@ final class Evaluation: LAPromptSession, @unchecked Sendable {
     private let promptQueue: DispatchQueue
     private let replyQueue: DispatchQueue
     private let reply: @Sendable (Bool, (any Error)?) -> Void
-    /// Told the method and domain state of a success (the context keeps it).
-    private let onSuccess: @Sendable (String?) -> Void
+    /// Told the method and domain state of a success (the context keeps them).
+    private let onSuccess: @Sendable (_ method: String?, _ domainState: String?) -> Void
 
     private let lock = NSLock()
     private var finished = false
@@ -32,7 +32,7 @@ final class Evaluation: LAPromptSession, @unchecked Sendable {
 
     init(policy: LAPolicy, reason: String, link: DaemonLink, ctx: String, handler: (any LAPromptHandler)?,
          promptQueue: DispatchQueue, replyQueue: DispatchQueue, owner: AnyObject,
-         onSuccess: @escaping @Sendable (String?) -> Void, reply: @escaping @Sendable (Bool, (any Error)?) -> Void) {
+         onSuccess: @escaping @Sendable (_ method: String?, _ domainState: String?) -> Void, reply: @escaping @Sendable (Bool, (any Error)?) -> Void) {
         self.policy = policy
         self.localizedReason = reason
         self.link = link
@@ -74,7 +74,7 @@ final class Evaluation: LAPromptSession, @unchecked Sendable {
             switch response.status {
             case .prompt: prompt(response.arguments)
             case .ok:
-                onSuccess(response.arguments.value(for: "domain-state"))
+                onSuccess(response.arguments.value(for: "method"), response.arguments.value(for: "domain-state"))
                 finish(true, nil)
             default:
                 finish(false, Evaluation.error(from: response, replacingUserCancelWith: lock.withLock { unanswerable }))

@@ -44,6 +44,7 @@ open class LAContext: NSObject, @unchecked Sendable {
     private var invalidated = false
     private var _biometryType = LABiometryType.none
     private var _domainState: Data?
+    private var _evaluatedMethod: String?
     private var _promptHandler: (any LAPromptHandler)?
     private var _fallbackTitle: String?
     private var _cancelTitle: String?
@@ -78,6 +79,11 @@ open class LAContext: NSObject, @unchecked Sendable {
 
     /// The enrolled set's token after a successful biometric check or evaluation (S-10).
     open var evaluatedPolicyDomainState: Data? { lock.withLock { _domainState } }
+
+    /// Linux only (Apple's reply carries no such detail): how the last
+    /// successful evaluation succeeded — "biometric", "passcode", "cached" or
+    /// "reuse" — for tools that report it, such as `localauthctl evaluate`.
+    open var evaluatedMethod: String? { lock.withLock { _evaluatedMethod } }
 
     /// nil: the default ("Enter Password"); "": no fallback button.
     open var localizedFallbackTitle: String? {
@@ -186,9 +192,12 @@ open class LAContext: NSObject, @unchecked Sendable {
             let evaluation = Evaluation(
                 policy: policy, reason: localizedReason, link: link, ctx: ctx, handler: handler,
                 promptQueue: promptQueue, replyQueue: replyQueue, owner: self,
-                onSuccess: { [weak self] token in
-                    guard let self, let token, let data = Data(hex: token) else { return }
-                    self.lock.withLock { self._domainState = data }
+                onSuccess: { [weak self] method, token in
+                    guard let self else { return }
+                    self.lock.withLock {
+                        self._evaluatedMethod = method
+                        if let token, let data = Data(hex: token) { self._domainState = data }
+                    }
                 },
                 reply: reply)
             evaluation.start()

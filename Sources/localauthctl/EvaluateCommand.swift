@@ -1,16 +1,20 @@
-// `evaluate`: what an app does through LAContext, from a shell. One
-// connection: `new`, then `evaluate`, then a small loop over the socket, the
-// terminal and SIGINT/SIGTERM (via signalfd):
-//   - a biometric PROMPT is shown on stderr; Enter chooses the fallback when offered;
-//   - a passcode PROMPT reads the passcode with echo off and sends `passcode`;
-//     without a terminal it sends `cancel` (never hang);
-//   - Ctrl-C sends `cancel`; a second one quits at once;
-//   - the evaluate's final reply ends the loop: OK exits 0, ERR exits 1.
+// `evaluate`: what an app does, from a shell — through the LocalAuthentication
+// module itself (a fresh LAContext and its evaluatePolicy), so the CLI and
+// the library share one prompt flow:
+//   - on a terminal, in the foreground, LATerminalPromptHandler shows the
+//     prompts on /dev/tty, offers the fallback as Enter, and reads the
+//     passcode with echo off (a background job reports on stderr instead);
+//   - without a terminal, biometric prompts are reported on stderr (the
+//     sensor answers them) and a passcode prompt ends the evaluation at once
+//     with notInteractive — never a hang;
+//   - Ctrl-C cancels the waiting prompt (userCancel); a second one quits.
+// The result: "Authenticated (method)" and exit 0, or the LAError and exit 1.
 
+import Dispatch
+import Foundation
 import Glibc
 import LocalAuthCore
-import LocalAuthProtocol
-import LocalAuthSystem
+import LocalAuthentication
 
 struct EvaluateCommand: Command {
     static let name = "evaluate"
@@ -21,6 +25,7 @@ struct EvaluateCommand: Command {
         administrator feeds the simulated sensor from another shell:
             localauthctl sensor --uid N match
         Press Enter to choose the fallback when one is offered; Ctrl-C cancels.
+        Without a terminal, a passcode prompt ends the evaluation (notInteractive).
         """
     static let isLive = true
     static let options = [
@@ -29,14 +34,14 @@ struct EvaluateCommand: Command {
         SocketOption.spec,
     ]
 
-    var policy: Policy
+    var policy: LAPolicy
     var reason: String
     var socket: String
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         try arguments.requireNoPositionals()
         let text = arguments.value("--policy") ?? "owner"
-        guard let policy = Policy(wireName: text) else {
+        guard let parsed = Policy(wireName: text), let policy = LAPolicy(rawValue: Int(parsed.rawValue)) else {
             throw UsageError("invalid value '\(text)' for --policy: expected one of "
                 + Policy.allCases.map(\.wireName).joined(separator: ", "))
         }
@@ -47,157 +52,120 @@ struct EvaluateCommand: Command {
     }
 
     func run() throws(CommandFailure) -> Int32 {
-        let client = try DaemonClient.connect(socket)
-        let created = try client.expectOK("new")
-        guard let ctx = created.arguments.value(for: "ctx") else {
-            throw CommandFailure("localauthd answered 'new' without a ctx")
+        let context = LAContext(socketPath: socket)
+        let handler = ShellPromptHandler()
+        context.promptHandler = handler
+        let interrupts = handler.cancelOnInterrupt()
+        defer { interrupts.cancel() }
+
+        let outcome = Outcome()
+        context.evaluatePolicy(policy, localizedReason: reason) { success, error in
+            outcome.finish(success, error)
         }
-        let signals: SignalFD
-        do throws(SystemError) { signals = try SignalFD(signals: [SIGINT, SIGTERM, SIGHUP]) } catch {
-            throw CommandFailure("Failed to set up signal handling: \(error)")
+        let (success, error) = outcome.wait()
+        if success {
+            Console.out("Authenticated (\(context.evaluatedMethod ?? "unknown method"))")
+            return 0
         }
-        var session = EvaluationSession(client: client, ctx: ctx, terminal: Terminal.open())
-        let tag = try client.send("evaluate", [("ctx", ctx), ("policy", policy.wireName), ("reason", reason)])
-        return try session.run(evaluateTag: tag, signals: signals)
+        Console.error("localauthctl: \(Self.describe(error))")
+        return 1
+    }
+
+    /// "MESSAGE (name, code N); try again in N s; reason: R", as for daemon errors.
+    static func describe(_ error: (any Error)?) -> String {
+        guard let laError = error as? LAError else { return "\(error.map { "\($0)" } ?? "unknown error")" }
+        var text = "\(laError.localizedDescription) (\(laError.code.name), code \(laError.code.rawValue))"
+        if let retry = laError.retryAfter { text += "; try again in \(retry) s" }
+        if let reason = laError.reason { text += "; reason: \(reason)" }
+        return text
     }
 }
 
-/// The loop's state: which prompt waits, and whether we already cancelled.
-struct EvaluationSession {
-    enum Waiting { case nothing, biometric(fallback: Bool), passcode }
+/// The evaluation's one reply, handed from the context's private queue.
+private final class Outcome: @unchecked Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private var result: (Bool, (any Error)?) = (false, nil)
 
-    let client: DaemonClient
-    let ctx: String
-    let terminal: Terminal?
-    var waiting = Waiting.nothing
-    var cancelled = false
-    /// False once the terminal reported end of input (stop polling it).
-    var terminalOpen = true
-    var reasonShown = false
-
-    init(client: DaemonClient, ctx: String, terminal: Terminal?) {
-        self.client = client
-        self.ctx = ctx
-        self.terminal = terminal
+    func finish(_ success: Bool, _ error: (any Error)?) {
+        result = (success, error)
+        done.signal()
     }
 
-    mutating func run(evaluateTag: String, signals: SignalFD) throws(CommandFailure) -> Int32 {
-        defer { terminal?.echo(true) }
-        while true {
-            while let response = try client.buffered() {
-                if let status = try handle(response, evaluateTag: evaluateTag) { return status }
-            }
-            var descriptors = [
-                pollfd(fd: client.fileDescriptor.rawValue, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: signals.fileDescriptor.rawValue, events: Int16(POLLIN), revents: 0),
-            ]
-            if let terminal, terminalOpen { descriptors.append(pollfd(fd: terminal.fd, events: Int16(POLLIN), revents: 0)) }
-            if poll(&descriptors, nfds_t(descriptors.count), -1) < 0 {
-                if errno == EINTR { continue }
-                throw CommandFailure("Failed to wait for localauthd: poll: errno \(errno)")
-            }
-            if descriptors[1].revents != 0, (try? signals.nextSignal()) ?? nil != nil {
-                if cancelled {
-                    terminal?.echo(true)
-                    Console.error("localauthctl: interrupted")
-                    return 130
-                }
-                try cancel("Cancelling…")
-            }
-            if descriptors.count > 2, descriptors[2].revents != 0, let terminal {
-                try terminalInput(terminal.readAvailable())
-            }
-            if descriptors[0].revents != 0 {
-                guard try client.fill() else {
-                    throw CommandFailure("localauthd closed the connection before the evaluation ended")
-                }
-            }
-        }
+    func wait() -> (Bool, (any Error)?) {
+        done.wait()
+        return result
+    }
+}
+
+/// The terminal handler when there is a terminal; else biometric prompts on
+/// stderr and no passcode. Remembers the waiting prompt's session, so that
+/// Ctrl-C can press its cancel button.
+final class ShellPromptHandler: LAPromptHandler, @unchecked Sendable {
+    private let terminal: LATerminalPromptHandler?
+    private let lock = NSLock()
+    private var session: (any LAPromptSession)?
+    private var announced = false
+
+    init() {
+        let candidate = LATerminalPromptHandler()
+        terminal = candidate.canCollectPasscode ? candidate : nil
     }
 
-    /// Returns the exit status once the evaluation's final reply arrived.
-    private mutating func handle(_ response: Response, evaluateTag: String) throws(CommandFailure) -> Int32? {
-        if response.status == .bye {
-            throw CommandFailure("localauthd closed the connection (\(response.arguments.value(for: "reason") ?? "no reason"))")
-        }
-        guard response.tag == evaluateTag else {
-            // Answers to our passcode / fallback / cancel requests.
-            if response.status == .err { Console.error("localauthctl: \(DaemonClient.describe(error: response))") }
-            return nil
-        }
-        switch response.status {
-        case .prompt:
-            try prompt(response.arguments)
-            return nil
-        case .ok:
-            terminal?.echo(true)
-            Console.out("Authenticated (\(response.arguments.value(for: "method") ?? "unknown method"))")
-            return 0
-        default:
-            terminal?.echo(true)
-            Console.error("localauthctl: \(DaemonClient.describe(error: response))")
-            return 1
-        }
+    var canCollectPasscode: Bool { foregroundTerminal != nil }
+
+    /// The terminal, only while we are its foreground job: a background job
+    /// (`localauthctl evaluate &`) that read it would be stopped by SIGTTIN.
+    private var foregroundTerminal: LATerminalPromptHandler? {
+        guard let terminal else { return nil }
+        let fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        return tcgetpgrp(fd) == getpgrp() ? terminal : nil
     }
 
-    private mutating func prompt(_ arguments: Arguments) throws(CommandFailure) {
-        let reason = arguments.value(for: "reason") ?? ""
-        if arguments.value(for: "kind") == "passcode" {
-            if let message = arguments.value(for: "message") { Console.error(message) }
-            guard let terminal, terminalOpen else {
-                try cancel("localauthctl: no terminal to read the passcode from; cancelling the evaluation")
-                return
+    func showBiometricPrompt(_ prompt: LABiometricPrompt, session: any LAPromptSession) {
+        lock.withLock { self.session = session }
+        if let terminal = foregroundTerminal { return terminal.showBiometricPrompt(prompt, session: session) }
+        var lines: [String] = []
+        if lock.withLock({ defer { announced = true }; return !announced }) { lines.append(prompt.localizedReason) }
+        if let message = prompt.message { lines.append(message) }
+        let action = prompt.biometryType == .faceID ? "Look at the camera"
+            : prompt.biometryType == .opticID ? "Look at the sensor" : "Touch the sensor"
+        lines.append("\(action) (attempt \(prompt.attempt))…")
+        if let fallback = prompt.fallbackTitle { lines.append("  Fallback offered: \(fallback)") }
+        Console.error(lines.joined(separator: "\n"))
+    }
+
+    func passcode(for prompt: LAPasscodePrompt, session: any LAPromptSession) async -> String? {
+        lock.withLock { self.session = session }
+        return await foregroundTerminal?.passcode(for: prompt, session: session)
+    }
+
+    func dismissPrompt(session: any LAPromptSession) {
+        lock.withLock { self.session = nil }
+        terminal?.dismissPrompt(session: session)
+    }
+
+    /// SIGINT cancels the waiting prompt; a second SIGINT quits (exit 130).
+    func cancelOnInterrupt() -> any DispatchSourceSignal {
+        signal(SIGINT, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: DispatchQueue.global())
+        let interrupted = Interrupted()
+        source.setEventHandler { [self] in
+            if interrupted.again() {
+                Console.error("localauthctl: interrupted")
+                exit(130)
             }
-            waiting = .passcode
-            let left = arguments.value(for: "attempts-left").map { " (\($0) attempts left)" } ?? ""
-            terminal.write((reasonShown ? "" : reason + "\n") + "Passcode\(left): ")
-            reasonShown = true
-            terminal.echo(false)
-            return
+            let waiting = lock.withLock { session }
+            if let waiting { waiting.cancel() } else { Console.error("localauthctl: interrupted"); exit(130) }
         }
-        let attempt = arguments.value(for: "attempt") ?? "?"
-        let action: String
-        switch arguments.value(for: "biometry") {
-        case "faceID": action = "Look at the camera"
-        case "opticID": action = "Look at the sensor"
-        default: action = "Touch the sensor"
-        }
-        if !reasonShown { Console.error(reason) }
-        reasonShown = true
-        if let message = arguments.value(for: "message") { Console.error(message) }
-        Console.error("\(action) (attempt \(attempt))…")
-        let fallback = arguments.value(for: "fallback")
-        if let fallback {
-            Console.error(terminal == nil ? "  Fallback offered: \(fallback)" : "  or press Enter for \"\(fallback)\"")
-        }
-        waiting = .biometric(fallback: fallback != nil)
+        source.resume()
+        return source
     }
+}
 
-    private mutating func terminalInput(_ read: Terminal.LineRead) throws(CommandFailure) {
-        if case .endOfInput = read { terminalOpen = false }
-        switch (read, waiting) {
-        case (.partial, _):
-            return
-        case (.endOfInput, .passcode):
-            terminal?.echo(true)
-            try cancel("Cancelling…")
-        case (.line(let secret), .passcode):
-            terminal?.echo(true)
-            waiting = .nothing
-            try client.send("passcode", [("ctx", ctx), ("secret", secret)])
-        case (.line, .biometric(fallback: true)):
-            waiting = .nothing
-            try client.send("fallback", [("ctx", ctx)])
-        default:
-            return  // a stray line (or end of input) while nothing asks for one
-        }
-    }
-
-    private mutating func cancel(_ note: String) throws(CommandFailure) {
-        terminal?.echo(true)
-        Console.error(note)
-        cancelled = true
-        waiting = .nothing
-        try client.send("cancel", [("ctx", ctx)])
-    }
+private final class Interrupted: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func again() -> Bool { lock.withLock { count += 1; return count > 1 } }
 }

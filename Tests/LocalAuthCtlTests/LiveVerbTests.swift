@@ -177,11 +177,42 @@ final class LiveVerbTests: CtlTestCase {
         XCTAssertEqual(try admin.ok("status")["locked-out"], "false")
         XCTAssertEqual(try ctl(["can-evaluate", "--policy", "biometrics"] + socket).code, 0)
 
-        // An evaluation that needs a passcode, without a terminal, cancels at once (exit 1).
+        // An evaluation that needs a passcode, without a terminal, ends at once
+        // with notInteractive (exit 1), exactly as the library does for apps.
         try admin.ok("unenroll uid=0")
         result = try ctl(["evaluate", "--policy", "owner"] + socket)
         XCTAssertEqual(result.code, 1)
-        XCTAssertTrue(result.err.contains("userCancel"), result.err)
+        XCTAssertTrue(result.err.contains("notInteractive, code -1004"), result.err)
+        XCTAssertEqual(result.err.split(separator: "\n").count, 1, "one line: \(result.err)")
+    }
+
+    /// `evaluate` on a real terminal (util-linux `script` gives it a pty as its
+    /// controlling terminal): the passcode prompt is answered through the
+    /// library's terminal handler, a wrong passcode prompts again.
+    func testEvaluateReadsThePasscodeFromTheTerminal() throws {
+        guard access("/usr/bin/script", X_OK) == 0 else { throw XCTSkip("util-linux script is not installed") }
+        _ = try admin.ok("set-passcode secret=2468")
+        let command = "\(try ctlBinary()) evaluate --policy owner --reason 'unlock your notes' --socket \(daemon.socketPath)"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-qec", command, "/dev/null"]
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Typed ahead: the terminal keeps it until the handler reads (nothing
+        // is flushed when echo is turned off), one line per passcode prompt.
+        input.fileHandleForWriting.write(Data("1357\n2468\n".utf8))
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        try? input.fileHandleForWriting.close()
+        XCTAssertEqual(process.terminationStatus, 0, text)
+        XCTAssertTrue(text.contains("Passcode (6 attempts left"), text)
+        XCTAssertTrue(text.contains("Wrong passcode."), text)
+        XCTAssertTrue(text.contains("Authenticated (passcode)"), text)
+        let status = try admin.ok("status")
+        XCTAssertEqual(status["passcode-failures"], "0", "the right passcode reset the count (S-4)")
     }
 
     func testUsageErrorsExitTwoAndUnreachableDaemonExitsOne() throws {
