@@ -8,7 +8,8 @@ struct RepairCommand: Command {
     static let name = "repair"
     static let summary = "Cut the log after the last trustworthy record (daemon stopped; keeps a copy)"
     static let details = """
-        Refuses while localauthd answers on its socket. Keeps a copy of everything it
+        Refuses while localauthd runs on DIR (it holds DIR/lock) or answers on its
+        socket. Keeps a copy of everything it
         cuts in DIR/repair-<time>/, then appends a log-repaired event, which leaves
         every user locked out of biometry until a passcode success (S-41).
         """

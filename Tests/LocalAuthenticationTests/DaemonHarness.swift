@@ -1,10 +1,8 @@
-// The real `localauthd` for these tests (a trimmed copy of the integration
-// harness: test targets cannot import each other). A daemon runs in a temp
-// directory with its own socket; `LOCALAUTHD_SOCKET` points at it, so code
-// that writes `LAContext()` (the seed helpers) reaches it unchanged. The test
-// process is root, hence the daemon's administrator: `Admin` speaks the raw
-// protocol to enroll, set passcodes and feed the simulated sensor.
-// Timeouts here are safety nets only, never assertions.
+// What these tests add to LocalAuthTestSupport's TestDaemon and Admin (a
+// daemon in a temp directory that `LAContext()` reaches through
+// LOCALAUTHD_SOCKET; the root test process as its administrator): a prompt
+// handler the tests script, and a box for replies. Timeouts here are safety
+// nets only, never assertions.
 import Foundation
 import Glibc
 import LocalAuthentication
