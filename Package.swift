@@ -41,7 +41,7 @@ let package = Package(
         .executableTarget(name: "localauthd", dependencies: ["LocalAuthServer"]),
 
         // Clients.
-        .target(name: "LocalAuthentication", dependencies: ["LocalAuthProtocol"]),
+        .target(name: "LocalAuthentication", dependencies: ["LocalAuthProtocol", "LocalAuthCore"]),
         .executableTarget(name: "localauthctl", dependencies: [
             "LocalAuthentication", "LocalAuthProtocol", "LocalAuthCore", "LocalAuthConfig", "LocalAuthLog",
             "LocalAuthSystem",

@@ -12,6 +12,7 @@
 // it compiled for its iOS deployment target.
 
 import Foundation
+internal import LocalAuthCore
 
 /// Apple's `LAErrorDomain`.
 public let LAErrorDomain = "com.apple.LocalAuthentication"
@@ -68,26 +69,9 @@ public struct LAError: _BridgedStoredNSError, _ObjectiveCBridgeable, Hashable, S
         @available(macOS, introduced: 10.15, deprecated: 15.0, renamed: "companionNotAvailable")
         public static var watchNotAvailable: Code { .companionNotAvailable }
 
-        /// The modern name, as on the wire (`biometryLockout`, never `touchIDLockout`).
-        public var name: String {
-            switch self {
-            case .authenticationFailed: return "authenticationFailed"
-            case .userCancel: return "userCancel"
-            case .userFallback: return "userFallback"
-            case .systemCancel: return "systemCancel"
-            case .passcodeNotSet: return "passcodeNotSet"
-            case .biometryNotAvailable: return "biometryNotAvailable"
-            case .biometryNotEnrolled: return "biometryNotEnrolled"
-            case .biometryLockout: return "biometryLockout"
-            case .appCancel: return "appCancel"
-            case .invalidContext: return "invalidContext"
-            case .companionNotAvailable: return "companionNotAvailable"
-            case .biometryNotPaired: return "biometryNotPaired"
-            case .biometryDisconnected: return "biometryDisconnected"
-            case .invalidDimensions: return "invalidDimensions"
-            case .notInteractive: return "notInteractive"
-            }
-        }
+        /// The modern name, as on the wire (`biometryLockout`, never `touchIDLockout`):
+        /// the core's one table of names, so the client and the daemon cannot disagree.
+        public var name: String { LAErrorCode(rawValue: rawValue)?.wireName ?? String(rawValue) }
     }
 
     // Apple's static members: `LAError.userCancel` is an `LAError.Code`, so

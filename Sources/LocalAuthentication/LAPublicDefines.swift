@@ -7,6 +7,7 @@
 // On Apple platforms `import LocalAuthentication` brings Foundation (NSError,
 // DispatchQueue) with it; iOS files often import nothing else.
 @_exported import Foundation
+internal import LocalAuthCore
 
 /// Foundation on Linux has no `NSErrorPointer`; this one lets iOS callers
 /// write `var error: NSError?; context.canEvaluatePolicy(p, error: &error)`
@@ -55,11 +56,7 @@ public enum LABiometryType: Int, Sendable, Hashable, CaseIterable {
 
     /// `none`, `touchID`, `faceID`, `opticID` as on the wire; unknown names are `.none`.
     init(wireName: String?) {
-        switch wireName {
-        case "touchID": self = .touchID
-        case "faceID": self = .faceID
-        case "opticID": self = .opticID
-        default: self = .none
-        }
+        let type = wireName.flatMap { BiometryType(wireName: $0) } ?? .none
+        self = LABiometryType(rawValue: type.rawValue) ?? .none
     }
 }
