@@ -216,6 +216,17 @@ public enum EventBody: Sendable, Equatable {
         default: return false
         }
     }
+
+    /// Output produced after this event waits until it is durable: security
+    /// failures (S-40), and admin actions, whose `OK` must mean "survives a
+    /// power cut" (SEMANTICS lets other events be made durable in batches).
+    public var isDurableBeforeReply: Bool {
+        switch self {
+        case .biometricFailed, .passcodeRejected: return true
+        case .enrollmentChanged, .passcodeChanged, .deviceUnlocked, .userReset, .logRepaired, .rulesApplied: return true
+        default: return false
+        }
+    }
 }
 
 /// How an evaluation ended when it did not succeed.

@@ -81,6 +81,8 @@ public final class EventLog: Sendable {
         public var verification: Verification
         /// Read-only: no recovery writes, no appends (offline tools on a live directory).
         public var readOnly: Bool
+        /// When the sync thread fdatasyncs: at every append (default), or when asked.
+        public var syncPolicy: SyncPolicy
         /// Called on the sync thread with each new durable seq (wake the event loop here).
         public var onDurable: (@Sendable (UInt64) -> Void)?
         /// Called on the sync thread once, when the writer fails.
@@ -88,13 +90,14 @@ public final class EventLog: Sendable {
 
         public init(
             segmentSize: Int = 64 << 20, chainCheck: ChainCheck = .full, verification: Verification = .records,
-            readOnly: Bool = false,
+            readOnly: Bool = false, syncPolicy: SyncPolicy = .eachAppend,
             onDurable: (@Sendable (UInt64) -> Void)? = nil, onFailure: (@Sendable (WriteFailure) -> Void)? = nil
         ) {
             self.segmentSize = segmentSize
             self.chainCheck = chainCheck
             self.verification = verification
             self.readOnly = readOnly
+            self.syncPolicy = syncPolicy
             self.onDurable = onDurable
             self.onFailure = onFailure
         }
@@ -205,7 +208,8 @@ public final class EventLog: Sendable {
             }
             let writer = try LogWriter(
                 logDirectory: logDirectory, segment: index.segments.last!, end: end, lastSeq: recovery.lastSeq,
-                chain: chain, index: index, segmentSize: options.segmentSize, onDurable: options.onDurable,
+                chain: chain, index: index, segmentSize: options.segmentSize, policy: options.syncPolicy,
+                onDurable: options.onDurable,
                 onFailure: options.onFailure)
             return EventLog(directory: directory, recovery: recovery, writer: writer, index: LogIndex(), chain: chain, lazyIndex: lazyIndex)
         } catch let error as LogError {
@@ -237,6 +241,20 @@ public final class EventLog: Sendable {
             }
         }
         return try result.get()
+    }
+
+    /// Writes (pwrite, no fdatasync) every record appended so far: they
+    /// survive the process being killed. With `.onDemand` the owner calls this
+    /// before it acknowledges what it appended. Throws when the writer failed.
+    public func write() throws(LogError) {
+        guard let writer else { throw .closed }
+        try writer.write()
+    }
+
+    /// Asks for every seq up to `seq` to become durable without waiting;
+    /// `durableSeq` and `onDurable` tell when it is.
+    public func commit(through seq: UInt64) {
+        writer?.commit(through: seq)
     }
 
     /// Every seq up to this one is on disk (fdatasync'd). Only grows.

@@ -1,9 +1,18 @@
-// Group commit. `append` encodes a record into an in-memory chunk and returns
-// its seq at once (cheap, never blocks on the disk: the daemon's epoll loop
-// calls it). One sync thread takes everything appended so far, writes it,
-// fdatasyncs once, publishes `durableSeq` (atomic) and calls `onDurable`
+// Group commit, in two steps.
+//
+// `append` encodes a record into an in-memory chunk and returns its seq at
+// once (cheap, never blocks on the disk: the daemon's epoll loop calls it).
+// `write` chains and pwrites everything appended so far: from then on the
+// records survive the process being killed. The daemon calls it once per
+// loop turn, before it sends that turn's replies (like Redis's AOF write in
+// beforeSleep); otherwise the sync thread does it.
+//
+// The sync thread fdatasyncs when a seq is *demanded* durable: by
+// `commit(through:)`, `waitDurable`, `close`, and with `SyncPolicy.eachAppend`
+// by every append. It publishes `durableSeq` (atomic) and calls `onDurable`
 // (the daemon writes its eventfd there to wake its loop). Any number of
-// appends share one fdatasync. Tools and tests block in `waitDurable`.
+// records share one fdatasync; with `.onDemand` the records nobody waits for
+// share the next one somebody asks for.
 //
 // Failure is final (fail closed): the first failed write or fdatasync puts the
 // writer in the failed state; `onFailure` says which seqs are not durable,
@@ -14,10 +23,21 @@ import Glibc
 import LocalAuthSystem
 import Synchronization
 
+/// When the sync thread fdatasyncs (EventLog.Options.syncPolicy).
+public enum SyncPolicy: Sendable {
+    /// Every append asks for durability at once; the sync thread writes and
+    /// syncs (tools, tests, the library's default).
+    case eachAppend
+    /// Only `commit(through:)`, `waitDurable` and `close` ask; the owner
+    /// calls `write()` itself (the daemon: failures and admin actions are
+    /// demanded, everything else rides along or waits for the next tick).
+    case onDemand
+}
+
 /// Bytes appended but not yet written, bound for one segment.
 struct PendingChunk {
     var segment: UInt64
-    /// The segment file does not exist yet: the sync thread creates it first.
+    /// The segment file does not exist yet: the writing side creates it first.
     var createsSegment: Bool
     var offset: Int
     var bytes: [UInt8]
@@ -32,7 +52,7 @@ final class LogWriter: Sendable {
     struct State {
         var sealed: [PendingChunk] = []
         var current: PendingChunk?
-        /// Taken by the sync thread; readable here until written.
+        /// Taken by a `write`; readable here until written.
         var inflight: [PendingChunk] = []
         var nextSeq: UInt64
         var segment: UInt64
@@ -43,6 +63,10 @@ final class LogWriter: Sendable {
         var exited = false
         /// The chain head after the last durable record.
         var durableChain: ChainHead
+        /// Every seq up to this one is wanted durable.
+        var demand: UInt64
+        /// The sync thread has been asked to look since it last did.
+        var kicked = false
     }
 
     static let work = 0
@@ -52,6 +76,9 @@ final class LogWriter: Sendable {
     let durable: Atomic<UInt64>
     let appended: Atomic<UInt64>
     let segmentSize: Int
+    let policy: SyncPolicy
+    /// The file side; taken before `lock` when both are needed.
+    private let appender: Mutex<SegmentAppender>
     private let onDurable: (@Sendable (UInt64) -> Void)?
     private let onFailure: (@Sendable (WriteFailure) -> Void)?
     private let thread = Mutex<pthread_t?>(nil)
@@ -59,24 +86,27 @@ final class LogWriter: Sendable {
     /// Starts appending after `lastSeq` at `end` of the existing segment `segment`.
     init(
         logDirectory: String, segment: UInt64, end: Int, lastSeq: UInt64, chain: ChainHead, index: LogIndex,
-        segmentSize: Int, onDurable: (@Sendable (UInt64) -> Void)?, onFailure: (@Sendable (WriteFailure) -> Void)?
+        segmentSize: Int, policy: SyncPolicy,
+        onDurable: (@Sendable (UInt64) -> Void)?, onFailure: (@Sendable (WriteFailure) -> Void)?
     ) throws(SystemError) {
         let file = try SegmentFile.open(logDirectory + "/" + SegmentName.fileName(segment), .writeOnly)
         lock = ConditionLock(
-            State(nextSeq: lastSeq + 1, segment: segment, segmentEnd: end, index: index, durableChain: chain),
+            State(nextSeq: lastSeq + 1, segment: segment, segmentEnd: end, index: index, durableChain: chain, demand: lastSeq),
             conditions: 2)
         durable = Atomic(lastSeq)
         appended = Atomic(lastSeq)
         self.segmentSize = max(segmentSize, SegmentHeader.size + RecordFormat.headerSize)
+        self.policy = policy
+        appender = Mutex(SegmentAppender(
+            directory: logDirectory, file: file, chain: chain, segment: segment, end: end, lastSeq: lastSeq))
         self.onDurable = onDurable
         self.onFailure = onFailure
-        let sync = SyncThread(writer: self, directory: logDirectory, file: file, chain: chain, segment: segment, end: end)
         var handle = pthread_t()
         let started = pthread_create(&handle, nil, { argument in
-            let sync = Unmanaged<SyncThread>.fromOpaque(argument!).takeRetainedValue()
-            sync.run()
+            let writer = Unmanaged<LogWriter>.fromOpaque(argument!).takeRetainedValue()
+            writer.runSyncThread()
             return nil
-        }, Unmanaged.passRetained(sync).toOpaque())
+        }, Unmanaged.passRetained(self).toOpaque())
         guard started == 0 else { fatalError("Failed to start the event log sync thread: errno \(started)") }
         thread.withLock { $0 = handle }
     }
@@ -89,7 +119,6 @@ final class LogWriter: Sendable {
         if let failure = lock.state.failure { throw .writeFailed(failure) }
         if lock.state.closing { throw .closed }
         let seq = lock.state.nextSeq
-        let wake = lock.state.current == nil && lock.state.sealed.isEmpty
         if lock.state.segmentEnd + size > segmentSize && lock.state.segmentEnd > SegmentHeader.size {
             if let current = lock.state.current { lock.state.sealed.append(current) }
             lock.state.current = PendingChunk(
@@ -109,14 +138,50 @@ final class LogWriter: Sendable {
         lock.state.segmentEnd += size
         lock.state.nextSeq = seq + 1
         appended.store(seq, ordering: .releasing)
-        if wake { lock.signal(Self.work) }
+        if policy == .eachAppend { demandLocked(seq) }
         return seq
+    }
+
+    /// Chains and writes (pwrite, no fdatasync) everything appended so far.
+    /// Throws when the writer has failed (now or before).
+    func write() throws(LogError) {
+        try appender.withLock { appender throws(LogError) in
+            let batch: [PendingChunk] = try lock.withLock { () throws(LogError) -> [PendingChunk] in
+                if let failure = lock.state.failure { throw .writeFailed(failure) }
+                var batch = lock.state.sealed
+                if let current = lock.state.current { batch.append(current) }
+                lock.state.sealed = []
+                lock.state.current = nil
+                lock.state.inflight = batch
+                return batch
+            }
+            if batch.isEmpty { return }
+            do throws(SystemError) { try appender.write(batch) } catch { throw .writeFailed(failed(error)) }
+            lock.withLock { lock.state.inflight = [] }
+        }
+    }
+
+    /// Asks for every seq up to `seq` to become durable (the sync thread
+    /// writes what is not written yet and fdatasyncs once).
+    func commit(through seq: UInt64) {
+        if durable.load(ordering: .acquiring) >= seq { return }
+        lock.withLock { demandLocked(seq) }
+    }
+
+    /// The lock is held.
+    private func demandLocked(_ seq: UInt64) {
+        if seq > lock.state.demand { lock.state.demand = seq }
+        if !lock.state.kicked {
+            lock.state.kicked = true
+            lock.signal(Self.work)
+        }
     }
 
     func waitDurable(_ seq: UInt64) throws(LogError) {
         if durable.load(ordering: .acquiring) >= seq { return }
         lock.lock()
         defer { lock.unlock() }
+        if seq < lock.state.nextSeq { demandLocked(seq) }
         while durable.load(ordering: .acquiring) < seq {
             if let failure = lock.state.failure { throw .writeFailed(failure) }
             if lock.state.exited || seq >= lock.state.nextSeq { throw .closed }
@@ -149,148 +214,78 @@ final class LogWriter: Sendable {
         }
     }
 
-    // MARK: Sync thread side
+    // MARK: Sync thread
 
-    func takeWork() -> [PendingChunk]? {
+    /// Waits to be asked (or closed): returns whether the log is closing.
+    private func awaitWork() -> Bool {
         lock.lock()
         defer { lock.unlock() }
-        while lock.state.sealed.isEmpty && lock.state.current == nil && !lock.state.closing {
-            lock.wait(Self.work)
-        }
-        var batch = lock.state.sealed
-        if let current = lock.state.current { batch.append(current) }
-        if batch.isEmpty { return nil }
-        lock.state.sealed = []
-        lock.state.current = nil
-        lock.state.inflight = batch
-        return batch
+        while !lock.state.kicked && !lock.state.closing { lock.wait(Self.work) }
+        lock.state.kicked = false
+        return lock.state.closing
     }
 
-    func written() { lock.withLock { lock.state.inflight = [] } }
+    private func runSyncThread() {
+        var syncing: (segment: UInt64, file: SegmentFile)?
+        defer {
+            syncing?.file.close()
+            appender.withLock { $0.close() }
+            exited()
+        }
+        while true {
+            let closing = awaitWork()
+            do throws(LogError) { try write() } catch { return }
+            // What is written, and whether anybody asked for it.
+            let target: (seq: UInt64, chain: ChainHead)?
+            do throws(SystemError) {
+                target = try appender.withLock { appender throws(SystemError) -> (seq: UInt64, chain: ChainHead)? in
+                    let written = appender.writtenSeq
+                    let wanted = closing ? written : min(written, lock.withLock { lock.state.demand })
+                    guard wanted > durable.load(ordering: .acquiring) else { return nil }
+                    let fresh = try appender.syncFile(syncing)
+                    if let old = syncing, old.segment != fresh.segment { old.file.close() }
+                    syncing = fresh
+                    return (written, appender.chain)
+                }
+                // Outside the appender's lock: the loop keeps writing while the disk syncs.
+                if target != nil, let syncing { try syncing.file.fdatasync() }
+            } catch {
+                _ = failed(error)
+                return
+            }
+            if let target { madeDurable(target.seq, chain: target.chain) }
+            if closing { return }
+        }
+    }
 
-    func madeDurable(_ seq: UInt64, chain: ChainHead) {
+    private func madeDurable(_ seq: UInt64, chain: ChainHead, notify: Bool = true) {
         lock.withLock {
+            guard seq > durable.load(ordering: .acquiring) else { return }
             durable.store(seq, ordering: .releasing)
             lock.state.durableChain = chain
             lock.broadcast(Self.durableChanged)
         }
-        onDurable?(seq)
+        if notify { onDurable?(seq) }
     }
 
-    func failed(_ cause: SystemError) {
+    /// Puts the writer in the failed state (once) and reports it.
+    private func failed(_ cause: SystemError) -> WriteFailure {
         let failure = WriteFailure(firstNotDurable: durable.load(ordering: .acquiring) + 1, cause: cause)
-        lock.withLock {
+        let first: Bool = lock.withLock {
+            guard lock.state.failure == nil else { return false }
             lock.state.failure = failure
             lock.state.inflight = []
             lock.broadcast(Self.durableChanged)
+            return true
         }
-        onFailure?(failure)
+        if first { onFailure?(failure) }
+        return failure
     }
 
-    func exited() {
+    private func exited() {
         lock.withLock {
             lock.state.exited = true
             lock.broadcast(Self.durableChanged)
         }
-    }
-}
-
-/// What only the sync thread touches: the open segment file and the chain.
-private final class SyncThread {
-    let writer: LogWriter
-    let directory: String
-    var file: SegmentFile
-    var chain: ChainHead
-    let hasher = ChainHasher()
-    /// The open segment (its first seq), its length and the CRC32C of its
-    /// bytes so far (nil: not known, the segment existed before this writer).
-    var segment: UInt64
-    var length: Int
-    var fileCRC: UInt32?
-
-    init(writer: LogWriter, directory: String, file: SegmentFile, chain: ChainHead, segment: UInt64, end: Int) {
-        self.writer = writer
-        self.directory = directory
-        self.file = file
-        self.chain = chain
-        self.segment = segment
-        length = end
-    }
-
-    /// Seals the open segment (FORMAT.md "Seals"): after its fdatasync, before
-    /// the next segment is created, so a segment that has a successor is sealed.
-    private func seal(lastSeq: UInt64) throws(SystemError) {
-        let crc: UInt32
-        if let fileCRC { crc = fileCRC } else {
-            let reading = try SegmentFile.open(file.path, .readOnly)
-            defer { reading.close() }
-            crc = try SegmentSeal.checksum(reading, limit: length).crc
-        }
-        try SegmentSeal(firstSeq: segment, lastSeq: lastSeq, length: length, chainHead: chain, fileCRC: crc).write(directory)
-    }
-
-    func run() {
-        defer {
-            file.close()
-            writer.exited()
-        }
-        while let batch = writer.takeWork() {
-            do throws(SystemError) {
-                for chunk in batch {
-                    if chunk.createsSegment {
-                        try file.fdatasync()
-                        try seal(lastSeq: chunk.segment - 1)
-                        file.close()
-                        file = try SegmentCreation.create(directory: directory, firstSeq: chunk.segment, chainBefore: chain)
-                        segment = chunk.segment
-                        length = SegmentHeader.size
-                        fileCRC = CRC32C.checksum(SegmentHeader(firstSeq: chunk.segment, chainBefore: chain).encoded())
-                    }
-                    chunk.bytes.withUnsafeBytes { raw in
-                        var offset = 0
-                        while offset < raw.count {
-                            let length = 8 + Int(RecordFormat.u32(raw, offset))
-                            chain = hasher.chain(chain, UnsafeRawBufferPointer(rebasing: raw[offset..<offset + length]))
-                            offset += length
-                        }
-                    }
-                    try file.pwriteAll(chunk.bytes, at: chunk.offset)
-                    if let crc = fileCRC, chunk.offset == length {
-                        fileCRC = CRC32C.checksum(chunk.bytes, seed: crc)
-                    } else {
-                        fileCRC = nil
-                    }
-                    length = chunk.offset + chunk.bytes.count
-                }
-                writer.written()
-                try file.fdatasync()
-                writer.madeDurable(batch.last!.lastSeq, chain: chain)
-            } catch {
-                writer.failed(error)
-                return
-            }
-        }
-    }
-}
-
-enum SegmentCreation {
-    /// Temp name, header, fsync, rename, fsync directory; returns the file open for writing.
-    static func create(directory: String, firstSeq: UInt64, chainBefore: ChainHead) throws(SystemError) -> SegmentFile {
-        let path = directory + "/" + SegmentName.fileName(firstSeq)
-        let temporary = path + ".tmp"
-        // A seal under this name is from a segment cut away earlier (repair): never this one's.
-        let staleSeal = SegmentSeal.path(directory, firstSeq)
-        if File.exists(staleSeal) { try File.unlink(staleSeal) }
-        let file = try SegmentFile.open(temporary, .writeOnly, options: [.create, .truncate])
-        do throws(SystemError) {
-            try file.pwriteAll(SegmentHeader(firstSeq: firstSeq, chainBefore: chainBefore).encoded(), at: 0)
-            try file.fsync()
-            try File.rename(temporary, to: path)
-            try Directory.fsync(directory)
-        } catch {
-            file.close()
-            throw error
-        }
-        return SegmentFile(fd: file.fd, path: path)
     }
 }

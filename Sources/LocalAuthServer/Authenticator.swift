@@ -1,14 +1,16 @@
 // The daemon's heart: it runs a command through the core's `decide`, records
 // each resulting event in the log, folds it into the live state (so live
-// state == fold(log), S-38), and remembers the newest security failure so
-// that output revealing it waits for its fsync (S-40).
+// state == fold(log), S-38), and remembers the newest event whose outcome may
+// not be revealed before its fsync: a security failure (S-40) or an admin
+// action (an `OK` to `reset` must survive a power cut; docs/MODEL.md).
 import LocalAuthCore
 
 final class Authenticator {
     private(set) var state: AuthState
     let recorder: EventRecorder
-    /// The seq of the newest biometric-failed / passcode-rejected.
-    private(set) var failureGate: UInt64 = 0
+    /// The seq of the newest event that must be durable before output
+    /// produced after it is sent (`EventBody.isDurableBeforeReply`).
+    private(set) var revealGate: UInt64 = 0
     /// Called for every event after it is recorded and folded.
     var observe: (UInt64, Event) -> Void = { _, _ in }
 
@@ -38,7 +40,7 @@ final class Authenticator {
                     return .unavailable("\(error)")
                 }
                 state.apply(event)
-                if event.body.isSecurityFailure { failureGate = seq }
+                if event.body.isDurableBeforeReply { revealGate = seq }
                 observe(seq, event)
             }
             return .events(events)
@@ -47,5 +49,9 @@ final class Authenticator {
 
     /// The seq that output produced now must wait for (0 = none). If the log
     /// fails, that seq never becomes durable and what waits is dropped (S-40).
-    var gate: UInt64 { failureGate > recorder.durableSeq ? failureGate : 0 }
+    var gate: UInt64 { revealGate > recorder.durableSeq ? revealGate : 0 }
+
+    /// End of a loop turn, before replies go out: what was appended reaches
+    /// the file, and an fsync is asked for if anything waits for one.
+    func flush() { recorder.flush(durableThrough: revealGate) }
 }

@@ -119,6 +119,9 @@ public enum Daemon {
                 segmentSize: configuration.log.segmentSize,
                 // Sealed segments are checked by their seals (FORMAT.md "Seals"): fast start, same refusals (S-41).
                 verification: .sealed,
+                // The loop writes each turn's events before its replies and
+                // asks for fdatasync where S-40 needs it (Server.run, tick).
+                syncPolicy: .onDemand,
                 onDurable: { _ in try? wake.post() },
                 onFailure: { writeFailure in
                     failure.set("\(writeFailure)")
@@ -152,6 +155,8 @@ public enum Daemon {
         let now = WallClock.nowMicros()
         _ = authenticator.execute(.start(version: version, bootID: bootID, pid: getpid(), rules: configuration.rules), now: now)
         try reconcile(passcodes, authenticator, now: now)
+        // The start (S-15) and its rules are durable before READY=1.
+        try? log.waitDurable(recorder.lastSeq)
         if let problem = recorder.failure { throw StoreError("the event log cannot record events: \(problem)") }
         let snapshotEvery = UInt64(configuration.log.snapshotEvery)
         authenticator.observe = { [unowned authenticator] seq, _ in

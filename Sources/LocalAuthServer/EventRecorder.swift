@@ -1,11 +1,17 @@
 // Where the daemon's events go: the durable log in production. The daemon
-// only needs three things from it: append (returns the seq), the seq up to
-// which everything is durable, and whether it can still take events.
+// only needs four things from it: append (returns the seq), write what was
+// appended and ask for durability, the seq up to which everything is
+// durable, and whether it can still take events.
 import LocalAuthCore
 
 protocol EventRecorder: AnyObject {
     /// Appends an event; returns its seq. Throws when the log cannot take it.
     func record(_ event: Event) throws -> UInt64
+    /// Writes what was appended to the log's file (it then survives the
+    /// process being killed) and asks for an fdatasync through `seq` if it
+    /// is not durable yet. Called before replies are sent. Never blocks on
+    /// the disk; a write failure shows in `failure`.
+    func flush(durableThrough seq: UInt64)
     /// Every event with seq <= durableSeq is on disk (fdatasync'd).
     var durableSeq: UInt64 { get }
     /// The last seq appended.

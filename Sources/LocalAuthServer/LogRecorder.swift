@@ -1,7 +1,9 @@
 // The production EventRecorder: events encoded by the core's EventCodec,
 // appended to the LocalAuthLog with index keys, made durable by the log's
-// group commit. The log's sync thread wakes the event loop through an
-// eventfd when more becomes durable, or when writing failed.
+// group commit. The loop writes what it appended once per turn, before that
+// turn's replies go out; the log's sync thread fdatasyncs what is asked for
+// and wakes the event loop through an eventfd when more becomes durable, or
+// when writing failed.
 import LocalAuthCore
 import LocalAuthLog
 import LocalAuthSystem
@@ -24,6 +26,12 @@ final class LogRecorder: EventRecorder {
         return try scratch.bytes.withUnsafeBytes { payload throws(LogError) in
             try log.append(time: event.time, keys: keys, payload: payload)
         }
+    }
+
+    func flush(durableThrough seq: UInt64) {
+        // A failed write calls the log's onFailure (FailureFlag) itself.
+        try? log.write()
+        if seq > log.durableSeq { log.commit(through: seq) }
     }
 
     var durableSeq: UInt64 { log.durableSeq }

@@ -112,6 +112,8 @@ final class Server {
                 default: connectionEvent(event.data, event.events)
                 }
             }
+            // This turn's events reach the log's file before its replies leave.
+            if logFailure == nil { authenticator.flush() }
             if logFailure == nil, let failure = authenticator.recorder.failure { failClosed(failure) }
             releaseDurableOutput()
             flushAll()
@@ -140,6 +142,8 @@ final class Server {
     func tick() {
         _ = try? ticker.readExpirations()
         let current = now
+        // Events nobody waits for are made durable at least every tick (S-40 allows batches).
+        if logFailure == nil { authenticator.recorder.flush(durableThrough: authenticator.recorder.lastSeq) }
         if logFailure != nil { retryLog() }
         if let deadline = authenticator.state.nextPromptDeadline, deadline <= authenticator.state.effectiveNow(current) {
             run(.expirePrompts, connection: nil, tag: nil, now: current)
@@ -206,9 +210,11 @@ final class Server {
         if !connection.held.isEmpty { holding.insert(connection.id) }
         markForFlush(connection)
         // Write early when a lot is queued, so a client that reads while it
-        // pipelines is not mistaken for one that does not read.
-        if connection.output.count - connection.sentUpTo > 16384, !connection.flush() {
-            return close(connection)
+        // pipelines is not mistaken for one that does not read; the events
+        // behind those replies reach the log's file first.
+        if connection.output.count - connection.sentUpTo > 16384 {
+            if logFailure == nil { authenticator.flush() }
+            if !connection.flush() { return close(connection) }
         }
         if connection.pendingOutputBytes > configuration.daemon.maxPendingBytes, !connection.closing {
             // A client that does not read its replies: answer once and close.

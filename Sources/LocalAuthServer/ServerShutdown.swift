@@ -21,6 +21,7 @@ extension Server {
         contextOwners.removeAll()
         // Wait (bounded) for the log to make everything durable, then send.
         let deadline = MonotonicClock.nowNanos() + 1_500_000_000
+        authenticator.recorder.flush(durableThrough: authenticator.recorder.lastSeq)
         while authenticator.recorder.durableSeq < authenticator.recorder.lastSeq,
               authenticator.recorder.failure == nil, MonotonicClock.nowNanos() < deadline {
             _ = try? epoll.wait(timeoutMilliseconds: 10)

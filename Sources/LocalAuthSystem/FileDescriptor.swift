@@ -49,6 +49,14 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable, CustomString
         return FileDescriptor(rawValue: fd)
     }
 
+    /// A second descriptor for the same open file (F_DUPFD_CLOEXEC): its
+    /// owner can close it on its own schedule.
+    public func duplicate() throws(SystemError) -> FileDescriptor {
+        let fd = fcntl(rawValue, F_DUPFD_CLOEXEC, 0)
+        if fd == -1 { throw .current("fcntl(F_DUPFD_CLOEXEC)") }
+        return FileDescriptor(rawValue: fd)
+    }
+
     /// close(2). Not retried on EINTR: Linux has released the descriptor by then.
     public func close() throws(SystemError) {
         if Glibc.close(rawValue) == -1, errno != EINTR { throw .current("close") }

@@ -1,0 +1,112 @@
+// The writing side of the log: the open segment file, its length and CRC, and
+// the hash chain. It turns appended chunks into bytes on the file (page
+// cache), rotating to a new segment (with a seal for the finished one) when a
+// chunk asks for it. The LogWriter keeps it behind a lock of its own, so the
+// owner's thread (the daemon's loop) and the sync thread can both write, one
+// at a time and in seq order. It never fdatasyncs the open segment: that is
+// the sync thread's job, on a duplicate of the descriptor (`syncDescriptor`).
+
+import LocalAuthSystem
+
+struct SegmentAppender: ~Copyable {
+    let directory: String
+    var file: SegmentFile
+    /// The head after the last record written.
+    var chain: ChainHead
+    /// The last seq written to the file.
+    var writtenSeq: UInt64
+    let hasher = ChainHasher()
+    /// The open segment (its first seq), its length and the CRC32C of its
+    /// bytes so far (nil: not known, the segment existed before this writer).
+    var segment: UInt64
+    var length: Int
+    var fileCRC: UInt32?
+
+    init(directory: String, file: SegmentFile, chain: ChainHead, segment: UInt64, end: Int, lastSeq: UInt64) {
+        self.directory = directory
+        self.file = file
+        self.chain = chain
+        self.segment = segment
+        self.writtenSeq = lastSeq
+        length = end
+    }
+
+    /// Chains and writes `batch` (in seq order). A chunk that starts a segment
+    /// first makes the open one durable and seals it.
+    mutating func write(_ batch: [PendingChunk]) throws(SystemError) {
+        for chunk in batch {
+            if chunk.createsSegment { try rotate(to: chunk.segment) }
+            chunk.bytes.withUnsafeBytes { raw in
+                var offset = 0
+                while offset < raw.count {
+                    let length = 8 + Int(RecordFormat.u32(raw, offset))
+                    chain = hasher.chain(chain, UnsafeRawBufferPointer(rebasing: raw[offset..<offset + length]))
+                    offset += length
+                }
+            }
+            try file.pwriteAll(chunk.bytes, at: chunk.offset)
+            if let crc = fileCRC, chunk.offset == length {
+                fileCRC = CRC32C.checksum(chunk.bytes, seed: crc)
+            } else {
+                fileCRC = nil
+            }
+            length = chunk.offset + chunk.bytes.count
+            writtenSeq = chunk.lastSeq
+        }
+    }
+
+    /// The open segment for the sync thread's fdatasync: `current` when it
+    /// is still this segment, else one on a fresh duplicate descriptor (the
+    /// caller closes the old one). A rotation may close `file` while an
+    /// fdatasync runs; the duplicate stays valid.
+    func syncFile(_ current: (segment: UInt64, file: SegmentFile)?) throws(SystemError) -> (segment: UInt64, file: SegmentFile) {
+        if let current, current.segment == segment { return current }
+        return (segment, SegmentFile(fd: try file.fd.duplicate(), path: file.path))
+    }
+
+    func close() { file.close() }
+
+    /// fdatasync the finished segment, seal it (FORMAT.md "Seals": a segment
+    /// that has a successor is sealed), then create the next.
+    private mutating func rotate(to firstSeq: UInt64) throws(SystemError) {
+        try file.fdatasync()
+        try seal(lastSeq: firstSeq - 1)
+        file.close()
+        file = try SegmentCreation.create(directory: directory, firstSeq: firstSeq, chainBefore: chain)
+        segment = firstSeq
+        length = SegmentHeader.size
+        fileCRC = CRC32C.checksum(SegmentHeader(firstSeq: firstSeq, chainBefore: chain).encoded())
+    }
+
+    private func seal(lastSeq: UInt64) throws(SystemError) {
+        let crc: UInt32
+        if let fileCRC { crc = fileCRC } else {
+            let reading = try SegmentFile.open(file.path, .readOnly)
+            defer { reading.close() }
+            crc = try SegmentSeal.checksum(reading, limit: length).crc
+        }
+        try SegmentSeal(firstSeq: segment, lastSeq: lastSeq, length: length, chainHead: chain, fileCRC: crc).write(directory)
+    }
+}
+
+enum SegmentCreation {
+    /// Temp name, header, fsync, rename, fsync directory; returns the file open for writing.
+    static func create(directory: String, firstSeq: UInt64, chainBefore: ChainHead) throws(SystemError) -> SegmentFile {
+        let path = directory + "/" + SegmentName.fileName(firstSeq)
+        let temporary = path + ".tmp"
+        // A seal under this name is from a segment cut away earlier (repair): never this one's.
+        let staleSeal = SegmentSeal.path(directory, firstSeq)
+        if File.exists(staleSeal) { try File.unlink(staleSeal) }
+        let file = try SegmentFile.open(temporary, .writeOnly, options: [.create, .truncate])
+        do throws(SystemError) {
+            try file.pwriteAll(SegmentHeader(firstSeq: firstSeq, chainBefore: chainBefore).encoded(), at: 0)
+            try file.fsync()
+            try File.rename(temporary, to: path)
+            try Directory.fsync(directory)
+        } catch {
+            file.close()
+            throw error
+        }
+        return SegmentFile(fd: file.fd, path: path)
+    }
+}
