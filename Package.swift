@@ -35,9 +35,13 @@ let package = Package(
         // I/O layers.
         .target(name: "LocalAuthSystem", dependencies: ["CLocalAuthShim", "CSystemd", "CXCrypt", "COpenSSL"]),
         .target(name: "LocalAuthLog", dependencies: ["LocalAuthCore", "LocalAuthSystem"], exclude: ["FORMAT.md"]),
+        // The event loop's state is confined to one thread. Its dynamic
+        // exclusivity checks cost ~15% of the daemon's CPU per request
+        // (docs/BENCHMARKS.md), so release builds drop them; debug builds,
+        // which every test and fuzz regression runs, keep them.
         .target(name: "LocalAuthServer", dependencies: [
             "LocalAuthCore", "LocalAuthProtocol", "LocalAuthConfig", "LocalAuthSystem", "LocalAuthLog",
-        ]),
+        ], swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]),
         .executableTarget(name: "localauthd", dependencies: ["LocalAuthServer"]),
 
         // Clients.

@@ -67,20 +67,22 @@ extension AuthState {
             contexts[ctx]?.lastEvaluation = eval
             contexts[ctx]?.evaluation = Evaluation(id: eval, policy: policy, reason: reason)
         case .promptShown(_, let ctx, _, let prompt):
-            guard let uid = contexts[ctx]?.uid, contexts[ctx]?.evaluation != nil else { break }
-            contexts[ctx]?.evaluation?.phase = prompt.kind == .biometric ? .biometric(prompt) : .passcode(prompt)
+            // Hot (every prompt after a failed reading): one lookup, mutated in place.
+            guard let index = contexts.index(forKey: ctx), contexts.values[index].evaluation != nil else { break }
+            let uid = contexts.values[index].uid
+            contexts.values[index].evaluation!.phase = prompt.kind == .biometric ? .biometric(prompt) : .passcode(prompt)
             // S-31/S-8: on the same timeline as expirePrompts (the clock's high-water mark).
-            contexts[ctx]?.evaluation?.promptedAt = clockHighWater
+            contexts.values[index].evaluation!.promptedAt = clockHighWater
             users[uid, default: UserState()].promptHolder = ctx
             prompting.insert(ctx)
         case .biometricMatched(let uid, _, _):
             users[uid, default: UserState()].biometricFailures = 0
         case .biometricFailed(let uid, let ctx, _):
-            contexts[ctx]?.evaluation?.biometricFailures += 1
-            var user = users[uid] ?? UserState()
-            user.biometricFailures += 1
-            if user.biometricFailures >= rules.lockoutThreshold { user.biometryLockedOut = true }
-            users[uid] = user
+            if let index = contexts.index(forKey: ctx), contexts.values[index].evaluation != nil {
+                contexts.values[index].evaluation!.biometricFailures += 1
+            }
+            let threshold = rules.lockoutThreshold
+            users[uid, default: UserState()].countBiometricFailure(lockoutThreshold: threshold)
         case .biometricRetry, .fallbackChosen, .biometricDisconnected:
             break
         case .passcodeSubmitted(_, let ctx, _):

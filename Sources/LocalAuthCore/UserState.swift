@@ -30,6 +30,12 @@ public struct UserState: Sendable, Equatable {
 
     public init() {}
 
+    /// S-1/S-2: one more biometric failure; the threshold's one locks biometry out.
+    mutating func countBiometricFailure(lockoutThreshold: Int) {
+        biometricFailures += 1
+        if biometricFailures >= lockoutThreshold { biometryLockedOut = true }
+    }
+
     /// Whether this user's state still says anything (else it can be dropped).
     var isEmpty: Bool { self == UserState() }
 }

@@ -85,7 +85,9 @@ public final class EventLog: Sendable {
         public var syncPolicy: SyncPolicy
         /// Called on the sync thread with each new durable seq (wake the event loop here).
         public var onDurable: (@Sendable (UInt64) -> Void)?
-        /// Called on the sync thread once, when the writer fails.
+        /// Called once, when the writer fails: on the thread that hit the
+        /// failure (the sync thread, or the caller of `write()`), with the
+        /// writer's locks held, so it must not call back into the log.
         public var onFailure: (@Sendable (WriteFailure) -> Void)?
 
         public init(
@@ -249,6 +251,12 @@ public final class EventLog: Sendable {
     public func write() throws(LogError) {
         guard let writer else { throw .closed }
         try writer.write()
+    }
+
+    /// Records were appended that are not on the file yet (`write()`).
+    public var hasUnwritten: Bool {
+        guard let writer else { return false }
+        return writer.appended.load(ordering: .acquiring) > writer.written.load(ordering: .acquiring)
     }
 
     /// Asks for every seq up to `seq` to become durable without waiting;

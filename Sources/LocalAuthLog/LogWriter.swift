@@ -34,6 +34,34 @@ public enum SyncPolicy: Sendable {
     case onDemand
 }
 
+extension LogWriter.State {
+    /// Encodes one record at the end of the current chunk, starting a new
+    /// segment when it would not fit; returns its seq.
+    mutating func append(
+        time: Int64, keys: RecordKeys, payload: UnsafeRawBufferPointer, size: Int, segmentSize: Int
+    ) throws(LogError) -> UInt64 {
+        if let failure { throw .writeFailed(failure) }
+        if closing { throw .closed }
+        let seq = nextSeq
+        if segmentEnd + size > segmentSize && segmentEnd > SegmentHeader.size {
+            if let current { sealed.append(current) }
+            current = PendingChunk(segment: seq, createsSegment: true, offset: SegmentHeader.size, bytes: [], lastSeq: seq)
+            segment = seq
+            segmentEnd = SegmentHeader.size
+            index.addSegment(seq)
+        } else if current == nil {
+            current = PendingChunk(segment: segment, createsSegment: false, offset: segmentEnd, bytes: [], lastSeq: seq)
+        }
+        current!.bytes.reserveCapacity(4096)
+        RecordFormat.encode(seq: seq, time: time, keys: keys, payload: payload, into: &current!.bytes)
+        current!.lastSeq = seq
+        index.add(keys, offset: segmentEnd)
+        segmentEnd += size
+        nextSeq = seq + 1
+        return seq
+    }
+}
+
 /// Bytes appended but not yet written, bound for one segment.
 struct PendingChunk {
     var segment: UInt64
@@ -75,6 +103,8 @@ final class LogWriter: Sendable {
     let lock: ConditionLock<State>
     let durable: Atomic<UInt64>
     let appended: Atomic<UInt64>
+    /// The last seq on the file (pwrite done).
+    let written: Atomic<UInt64>
     let segmentSize: Int
     let policy: SyncPolicy
     /// The file side; taken before `lock` when both are needed.
@@ -95,6 +125,7 @@ final class LogWriter: Sendable {
             conditions: 2)
         durable = Atomic(lastSeq)
         appended = Atomic(lastSeq)
+        written = Atomic(lastSeq)
         self.segmentSize = max(segmentSize, SegmentHeader.size + RecordFormat.headerSize)
         self.policy = policy
         appender = Mutex(SegmentAppender(
@@ -116,27 +147,8 @@ final class LogWriter: Sendable {
         let size = RecordFormat.recordSize(payload: payload.count)
         lock.lock()
         defer { lock.unlock() }
-        if let failure = lock.state.failure { throw .writeFailed(failure) }
-        if lock.state.closing { throw .closed }
-        let seq = lock.state.nextSeq
-        if lock.state.segmentEnd + size > segmentSize && lock.state.segmentEnd > SegmentHeader.size {
-            if let current = lock.state.current { lock.state.sealed.append(current) }
-            lock.state.current = PendingChunk(
-                segment: seq, createsSegment: true, offset: SegmentHeader.size, bytes: [], lastSeq: seq)
-            lock.state.segment = seq
-            lock.state.segmentEnd = SegmentHeader.size
-            lock.state.index.addSegment(seq)
-        } else if lock.state.current == nil {
-            lock.state.current = PendingChunk(
-                segment: lock.state.segment, createsSegment: false, offset: lock.state.segmentEnd, bytes: [],
-                lastSeq: seq)
-        }
-        lock.state.current!.bytes.reserveCapacity(4096)
-        RecordFormat.encode(seq: seq, time: time, keys: keys, payload: payload, into: &lock.state.current!.bytes)
-        lock.state.current!.lastSeq = seq
-        lock.state.index.add(keys, offset: lock.state.segmentEnd)
-        lock.state.segmentEnd += size
-        lock.state.nextSeq = seq + 1
+        // One access to the guarded state for the whole append.
+        let seq = try lock.state.append(time: time, keys: keys, payload: payload, size: size, segmentSize: segmentSize)
         appended.store(seq, ordering: .releasing)
         if policy == .eachAppend { demandLocked(seq) }
         return seq
@@ -158,6 +170,7 @@ final class LogWriter: Sendable {
             if batch.isEmpty { return }
             do throws(SystemError) { try appender.write(batch) } catch { throw .writeFailed(failed(error)) }
             lock.withLock { lock.state.inflight = [] }
+            written.store(appender.writtenSeq, ordering: .releasing)
         }
     }
 
@@ -239,8 +252,11 @@ final class LogWriter: Sendable {
             let target: (seq: UInt64, chain: ChainHead)?
             do throws(SystemError) {
                 target = try appender.withLock { appender throws(SystemError) -> (seq: UInt64, chain: ChainHead)? in
+                    let (demand, failure) = lock.withLock { (lock.state.demand, lock.state.failure) }
+                    // A failed write may have left the appender's chain ahead of what is on the file.
+                    if failure != nil { return nil }
                     let written = appender.writtenSeq
-                    let wanted = closing ? written : min(written, lock.withLock { lock.state.demand })
+                    let wanted = closing ? written : min(written, demand)
                     guard wanted > durable.load(ordering: .acquiring) else { return nil }
                     let fresh = try appender.syncFile(syncing)
                     if let old = syncing, old.segment != fresh.segment { old.file.close() }
@@ -258,25 +274,30 @@ final class LogWriter: Sendable {
         }
     }
 
-    private func madeDurable(_ seq: UInt64, chain: ChainHead, notify: Bool = true) {
-        lock.withLock {
-            guard seq > durable.load(ordering: .acquiring) else { return }
+    /// Publishes `seq` as durable, unless the writer failed meanwhile (a
+    /// write on the owner's thread can fail while this thread syncs): once
+    /// failed, nothing after the reported `firstNotDurable - 1` is acknowledged.
+    private func madeDurable(_ seq: UInt64, chain: ChainHead) {
+        let published: Bool = lock.withLock {
+            guard lock.state.failure == nil, seq > durable.load(ordering: .acquiring) else { return false }
             durable.store(seq, ordering: .releasing)
             lock.state.durableChain = chain
             lock.broadcast(Self.durableChanged)
+            return true
         }
-        if notify { onDurable?(seq) }
+        if published { onDurable?(seq) }
     }
 
-    /// Puts the writer in the failed state (once) and reports it.
+    /// Puts the writer in the failed state (once), reports it, and returns
+    /// the failure (the first one, if it had already failed).
     private func failed(_ cause: SystemError) -> WriteFailure {
-        let failure = WriteFailure(firstNotDurable: durable.load(ordering: .acquiring) + 1, cause: cause)
-        let first: Bool = lock.withLock {
-            guard lock.state.failure == nil else { return false }
+        let (failure, first): (WriteFailure, Bool) = lock.withLock {
+            if let earlier = lock.state.failure { return (earlier, false) }
+            let failure = WriteFailure(firstNotDurable: durable.load(ordering: .acquiring) + 1, cause: cause)
             lock.state.failure = failure
             lock.state.inflight = []
             lock.broadcast(Self.durableChanged)
-            return true
+            return (failure, true)
         }
         if first { onFailure?(failure) }
         return failure

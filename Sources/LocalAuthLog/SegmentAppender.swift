@@ -36,15 +36,18 @@ struct SegmentAppender: ~Copyable {
     mutating func write(_ batch: [PendingChunk]) throws(SystemError) {
         for chunk in batch {
             if chunk.createsSegment { try rotate(to: chunk.segment) }
+            var head = chain
             chunk.bytes.withUnsafeBytes { raw in
                 var offset = 0
                 while offset < raw.count {
                     let length = 8 + Int(RecordFormat.u32(raw, offset))
-                    chain = hasher.chain(chain, UnsafeRawBufferPointer(rebasing: raw[offset..<offset + length]))
+                    head = hasher.chain(head, UnsafeRawBufferPointer(rebasing: raw[offset..<offset + length]))
                     offset += length
                 }
             }
             try file.pwriteAll(chunk.bytes, at: chunk.offset)
+            // Only what reached the file moves the chain.
+            chain = head
             if let crc = fileCRC, chunk.offset == length {
                 fileCRC = CRC32C.checksum(chunk.bytes, seed: crc)
             } else {

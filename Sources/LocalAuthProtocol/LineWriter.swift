@@ -139,6 +139,39 @@ public struct LineWriter: Sendable {
             return
         }
         bytes.append(ASCII.quote)
+        if value.utf8.withContiguousStorageIfAvailable({ appendQuotedBody($0) }) == nil {
+            appendQuotedBodySlowly(value)
+        }
+        bytes.append(ASCII.quote)
+    }
+
+    /// The inside of a quoted value: runs of plain bytes copied in bulk,
+    /// escapes written, other control characters dropped.
+    private mutating func appendQuotedBody(_ utf8: UnsafeBufferPointer<UInt8>) {
+        var runStart = 0
+        for i in 0..<utf8.count {
+            let b = utf8[i]
+            let escaped: UInt8
+            switch b {
+            case ASCII.backslash, ASCII.quote: escaped = b
+            case UInt8(ascii: "\n"): escaped = UInt8(ascii: "n")
+            case UInt8(ascii: "\r"): escaped = UInt8(ascii: "r")
+            case UInt8(ascii: "\t"): escaped = UInt8(ascii: "t")
+            default:
+                if !Grammar.isControl(b) { continue }
+                escaped = 0  // dropped
+            }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<i]))
+            if escaped != 0 {
+                bytes.append(ASCII.backslash)
+                bytes.append(escaped)
+            }
+            runStart = i + 1
+        }
+        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
+    }
+
+    private mutating func appendQuotedBodySlowly(_ value: String) {
         for b in value.utf8 {
             switch b {
             case ASCII.backslash, ASCII.quote:
@@ -157,7 +190,6 @@ public struct LineWriter: Sendable {
                 if !Grammar.isControl(b) { bytes.append(b) }
             }
         }
-        bytes.append(ASCII.quote)
     }
 
     /// True when `value` cannot be written bare.

@@ -17,8 +17,11 @@ final class Connection {
     /// Bytes ready to go to the socket, from `sentUpTo` on.
     var output: [UInt8] = []
     var sentUpTo = 0
-    /// Output waiting for the log to be durable up to `seq`.
-    var held: [(seq: UInt64, bytes: [UInt8])] = []
+    /// Output waiting for the log to be durable, in order, in one buffer
+    /// (no allocation per held line); `heldGates` says up to which byte each
+    /// seq gates.
+    private(set) var heldBytes: [UInt8] = []
+    private(set) var heldGates: [(seq: UInt64, end: Int)] = []
     /// Contexts created on this connection (S-12).
     var contexts: Set<ContextID> = []
     /// Contexts invalidated by the app, oldest first (a subset of `contexts`).
@@ -34,6 +37,10 @@ final class Connection {
     var watchingWritable = false
     /// In the server's `needFlush` list.
     var needsFlush = false
+    /// In the server's `holding` list.
+    var inHolding = false
+    /// Closed and gone from the server's table (lists drop it lazily).
+    var closed = false
 
     init(id: ID, fd: FileDescriptor, peer: PeerCredentials, isAdmin: Bool) {
         self.id = id
@@ -43,27 +50,50 @@ final class Connection {
         self.splitter = LineSplitter()
     }
 
-    var pendingOutputBytes: Int { output.count - sentUpTo + held.reduce(0) { $0 + $1.bytes.count } }
+    var pendingOutputBytes: Int { output.count - sentUpTo + heldBytes.count }
+
+    var isHolding: Bool { !heldGates.isEmpty }
 
     /// Queues bytes, behind any held output, and behind `gate` if the log is
     /// not yet durable up to it.
     func enqueue(_ bytes: [UInt8], gate: UInt64, durable: UInt64) {
-        if gate > durable || !held.isEmpty {
-            held.append((max(gate, held.last?.seq ?? 0), bytes))
-        } else {
+        guard gate > durable || !heldGates.isEmpty else {
             output.append(contentsOf: bytes)
+            return
+        }
+        let seq = max(gate, heldGates.last?.seq ?? 0)
+        heldBytes.append(contentsOf: bytes)
+        if let last = heldGates.indices.last, heldGates[last].seq == seq {
+            heldGates[last].end = heldBytes.count
+        } else {
+            heldGates.append((seq, heldBytes.count))
         }
     }
 
     /// Moves held output whose gate is now durable to `output`.
     func release(durable: UInt64) {
         var released = 0
-        for chunk in held {
-            guard chunk.seq <= durable else { break }
-            output.append(contentsOf: chunk.bytes)
+        var end = 0
+        for gate in heldGates {
+            guard gate.seq <= durable else { break }
+            end = gate.end
             released += 1
         }
-        if released > 0 { held.removeFirst(released) }
+        guard released > 0 else { return }
+        output.append(contentsOf: heldBytes[..<end])
+        if released == heldGates.count {
+            dropHeld()
+        } else {
+            heldBytes.removeFirst(end)
+            heldGates.removeFirst(released)
+            for index in heldGates.indices { heldGates[index].end -= end }
+        }
+    }
+
+    /// Forgets held output (it will never be durable, or the peer is gone).
+    func dropHeld() {
+        heldBytes.removeAll(keepingCapacity: heldBytes.capacity <= 65536)
+        heldGates.removeAll(keepingCapacity: true)
     }
 
     /// Writes what it can without blocking. Returns false if the peer is gone.
@@ -94,7 +124,7 @@ final class Connection {
     /// Drops output not yet sent, except the rest of a line the kernel
     /// already has the start of, so the client never sees a spliced line.
     func discardUnsentOutput() {
-        held.removeAll()
+        dropHeld()
         if sentUpTo > 0, sentUpTo < output.count, output[sentUpTo - 1] != UInt8(ascii: "\n"),
            let end = output[sentUpTo...].firstIndex(of: UInt8(ascii: "\n")) {
             output.removeSubrange((end + 1)...)
@@ -105,5 +135,5 @@ final class Connection {
     }
 
     var hasUnsentOutput: Bool { sentUpTo < output.count }
-    var isDrained: Bool { !hasUnsentOutput && held.isEmpty }
+    var isDrained: Bool { !hasUnsentOutput && !isHolding }
 }

@@ -9,8 +9,10 @@ protocol EventRecorder: AnyObject {
     func record(_ event: Event) throws -> UInt64
     /// Writes what was appended to the log's file (it then survives the
     /// process being killed) and asks for an fdatasync through `seq` if it
-    /// is not durable yet. Called before replies are sent. Never blocks on
-    /// the disk; a write failure shows in `failure`.
+    /// is not durable yet. Called before replies are sent. Blocks on the
+    /// disk only when a segment is finished (its fdatasync and seal, the next
+    /// one's creation: once per SegmentSize); a write failure shows in
+    /// `failure`.
     func flush(durableThrough seq: UInt64)
     /// Every event with seq <= durableSeq is on disk (fdatasync'd).
     var durableSeq: UInt64 { get }

@@ -30,7 +30,7 @@ final class LogRecorder: EventRecorder {
 
     func flush(durableThrough seq: UInt64) {
         // A failed write calls the log's onFailure (FailureFlag) itself.
-        try? log.write()
+        if log.hasUnwritten { try? log.write() }
         if seq > log.durableSeq { log.commit(through: seq) }
     }
 

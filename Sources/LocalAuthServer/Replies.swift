@@ -110,7 +110,7 @@ extension Server {
     }
 
     func evaluationOwner(_ ctx: ContextID) -> (Connection, String)? {
-        guard let id = contextOwners[ctx], let connection = connections[id],
+        guard let connection = contextOwners[ctx], !connection.closed,
               let tag = connection.evaluationTags[ctx] else { return nil }
         return (connection, tag)
     }

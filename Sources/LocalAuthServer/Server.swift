@@ -34,10 +34,11 @@ final class Server {
 
     var connections: [Connection.ID: Connection] = [:]
     var connectionsPerUser: [UserID: Int] = [:]
-    var contextOwners: [ContextID: Connection.ID] = [:]
+    var contextOwners: [ContextID: Connection] = [:]
     var nextConnectionID: Connection.ID = Token.firstConnection
-    /// Connections with output held behind an fsync.
-    var holding: Set<Connection.ID> = []
+    /// Connections with output held behind an fsync (each once:
+    /// `Connection.inHolding`; closed ones are dropped at the next release).
+    var holding: [Connection] = []
     /// Journal writes held behind an undurable failure.
     var heldJournal: [(seq: UInt64, write: () -> Void)] = []
     /// Connections that queued output or began closing since the last
@@ -207,7 +208,10 @@ final class Server {
     /// Queues bytes for a connection, behind the newest undurable failure (S-40).
     func send(_ bytes: [UInt8], to connection: Connection) {
         connection.enqueue(bytes, gate: logFailure == nil ? authenticator.gate : 0, durable: authenticator.recorder.durableSeq)
-        if !connection.held.isEmpty { holding.insert(connection.id) }
+        if connection.isHolding, !connection.inHolding {
+            connection.inHolding = true
+            holding.append(connection)
+        }
         markForFlush(connection)
         // Write early when a lot is queued, so a client that reads while it
         // pipelines is not mistaken for one that does not read; the events
@@ -257,12 +261,24 @@ final class Server {
         }
         guard !holding.isEmpty else { return }
         let durable = authenticator.recorder.durableSeq
-        for id in holding {
-            guard let connection = connections[id] else { holding.remove(id); continue }
+        // Compacted in place: the connections still holding stay in order.
+        var kept = 0
+        for index in holding.indices {
+            let connection = holding[index]
+            if connection.closed {
+                connection.inHolding = false
+                continue
+            }
             connection.release(durable: durable)
-            if connection.held.isEmpty { holding.remove(id) }
             markForFlush(connection)
+            if !connection.isHolding {
+                connection.inHolding = false
+            } else {
+                holding[kept] = connection
+                kept += 1
+            }
         }
+        holding.removeLast(holding.count - kept)
     }
 
     func markForFlush(_ connection: Connection) {
@@ -281,8 +297,7 @@ final class Server {
         swap(&marked, &needFlush)
         for connection in marked {
             connection.needsFlush = false
-            guard connections[connection.id] === connection,
-                  connection.hasUnsentOutput || connection.closing else { continue }
+            guard !connection.closed, connection.hasUnsentOutput || connection.closing else { continue }
             flush(connection)
         }
         // Connections marked while flushing stay for the next call; else

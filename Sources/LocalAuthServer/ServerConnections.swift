@@ -57,8 +57,13 @@ extension Server {
         if connection.closing && (events.contains(.hangUp) || events.contains(.error)) {
             return close(connection)  // nobody left to read what is owed
         }
-        if events.contains(.writable) { flush(connection) }
-        guard connections[id] != nil else { return }
+        if events.contains(.writable) {
+            // Output queued earlier in this turn may depend on events not yet
+            // on the log's file: they go first (cheap when there are none).
+            if logFailure == nil { authenticator.flush() }
+            flush(connection)
+        }
+        guard !connection.closed else { return }
         if events.contains(.readable) || events.contains(.readHangUp) || events.contains(.hangUp) || events.contains(.error) {
             read(connection)
         }
@@ -150,7 +155,8 @@ extension Server {
     }
 
     func close(_ connection: Connection) {
-        guard connections[connection.id] != nil else { return }
+        guard !connection.closed else { return }
+        connection.closed = true
         // Stops any read or line loop still holding this connection: its fd
         // number may be reused at once (a new segment, a snapshot file).
         connection.closing = true
@@ -158,7 +164,6 @@ extension Server {
         try? epoll.remove(connection.fd)
         try? connection.fd.close()
         connections[connection.id] = nil
-        holding.remove(connection.id)
         let uid = connection.peer.uid
         connectionsPerUser[uid, default: 1] -= 1
         if connectionsPerUser[uid] == 0 { connectionsPerUser[uid] = nil }

@@ -18,14 +18,15 @@ extension Server {
         DaemonLog.error("The event log failed (\(why)); refusing to act until it can record again.",
                         fields: [("LOCALAUTH_SEQ", String(authenticator.recorder.durableSeq))])
         _ = try? Systemd.notify("STATUS=Failing closed: the event log cannot record events")
+        for connection in holding { connection.inHolding = false }
         holding.removeAll()
         heldJournal.removeAll()
         for connection in connections.values {
             // Replies held behind a failure that will never be durable are
             // dropped unsent; the request stream of that connection is then
             // broken, so it is closed after the refusal.
-            let lostReplies = !connection.held.isEmpty
-            connection.held.removeAll()
+            let lostReplies = connection.isHolding
+            connection.dropHeld()
             writer.bytes.removeAll(keepingCapacity: true)
             for tag in connection.evaluationTags.values.sorted() {
                 writer.appendProtocolError(tag: tag, ProtocolError(.unavailable,

@@ -236,9 +236,11 @@ func eventsMain(_ arguments: [String]) {
             fds[slot].revents = 0
             let index = slot % users
             if slot < users {
+                // One read per readiness (poll is level-triggered), like the daemon.
                 while true {
                     guard let more = states[index].userReader.fill() else { break }
                     if !more { die("the daemon closed uid \(states[index].uid)'s user connection") }
+                    if states[index].userReader.lastReadWasShort { break }
                 }
                 while let line = states[index].userReader.nextLine() {
                     switch states[index].phase {
@@ -256,6 +258,7 @@ func eventsMain(_ arguments: [String]) {
                 while true {
                     guard let more = states[index].adminReader.fill() else { break }
                     if !more { die("the daemon closed uid \(states[index].uid)'s admin connection") }
+                    if states[index].adminReader.lastReadWasShort { break }
                 }
                 while let line = states[index].adminReader.nextLine() {
                     switch states[index].phase {

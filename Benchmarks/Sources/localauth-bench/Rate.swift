@@ -60,9 +60,11 @@ func runRate(socketPath: String, connections count: Int, depth: Int, seconds: Do
         let now = monotonicNanos()
         for index in fds.indices where fds[index].revents != 0 {
             fds[index].revents = 0
+            // One read per readiness (poll is level-triggered), like redis-benchmark.
             while true {
                 guard let more = connections[index].reader.fill() else { break }
                 if !more { die("the daemon closed a connection") }
+                if connections[index].reader.lastReadWasShort { break }
             }
             while let line = connections[index].reader.nextLine() {
                 connections[index].outstanding -= 1

@@ -87,10 +87,16 @@ func sendAll(_ fd: Int32, _ bytes: [UInt8]) {
 func sendLine(_ fd: Int32, _ line: String) { sendAll(fd, Array((line + "\n").utf8)) }
 
 /// Buffered reading of LF-terminated lines from one descriptor.
+private let readScratchSize = 65536
+nonisolated(unsafe) private let readScratch = UnsafeMutablePointer<UInt8>.allocate(capacity: readScratchSize)
+
 struct LineReader {
     let fd: Int32
     var buffer: [UInt8] = []
     var start = 0
+    /// The last `fill` got less than it asked for: the socket is (very likely)
+    /// empty, so a poll loop need not call read(2) again just to see EAGAIN.
+    var lastReadWasShort = false
 
     init(fd: Int32) { self.fd = fd }
 
@@ -98,13 +104,11 @@ struct LineReader {
     mutating func fill() -> Bool? {
         if start > 0 && start == buffer.count { buffer.removeAll(keepingCapacity: true); start = 0 }
         if start > 65536 { buffer.removeFirst(start); start = 0 }
-        let old = buffer.count
-        buffer.reserveCapacity(old + 65536)
-        let n: Int = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 65536) { temporary in
-            let n = read(fd, temporary.baseAddress!, 65536)
-            if n > 0 { buffer.append(contentsOf: UnsafeBufferPointer(rebasing: temporary[0..<n])) }
-            return n
-        }
+        // One scratch buffer for the whole (single-threaded) client: a 64 KiB
+        // temporary per read would be a malloc and free every time.
+        let n = read(fd, readScratch, readScratchSize)
+        if n > 0 { buffer.append(contentsOf: UnsafeBufferPointer(start: readScratch, count: n)) }
+        lastReadWasShort = n < readScratchSize
         if n > 0 { return true }
         if n < 0 && (errno == EAGAIN || errno == EINTR) { return nil }
         return false

@@ -17,7 +17,7 @@ extension Server {
                           connection: connection, tag: request.tag, now: now)
         guard events(outcome, connection, request.tag) != nil else { return }
         connection.contexts.insert(ctx)
-        contextOwners[ctx] = connection.id
+        contextOwners[ctx] = connection
         replyOK(connection, request.tag, [("ctx", ctx.hex)])
     }
 

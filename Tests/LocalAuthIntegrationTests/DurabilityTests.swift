@@ -1,0 +1,159 @@
+// When the daemon's events reach the log (SyncPolicy.onDemand, S-40): the
+// loop writes each turn's events before that turn's replies leave, so a reply
+// followed at once by SIGKILL still finds its event after the restart; the
+// OK of an admin action and every output after a security failure wait until
+// that event is durable (`stats`: durable-seq); everything else becomes
+// durable with the 100 ms tick without anybody asking.
+import Foundation
+import Glibc
+import LocalAuthProtocol
+import LocalAuthTestSupport
+import XCTest
+
+final class DurabilityTests: IntegrationTestCase {
+    // MARK: Helpers
+
+    /// `stats` (admin): (log-seq, durable-seq).
+    private func seqs(_ client: Client, file: StaticString = #filePath, line: UInt = #line) throws -> (log: UInt64, durable: UInt64) {
+        let reply = try client.request("\(tag("st")) stats")
+        XCTAssertOK(reply, file: file, line: line)
+        guard let log = reply["log-seq"].flatMap(UInt64.init), let durable = reply["durable-seq"].flatMap(UInt64.init) else {
+            throw HarnessError("stats without log-seq/durable-seq: \(reply)")
+        }
+        XCTAssertLessThanOrEqual(durable, log, "durable-seq never passes log-seq", file: file, line: line)
+        return (log, durable)
+    }
+
+    /// The log's events as `localauthctl log -o json` prints them (read-only,
+    /// the daemon may be running or dead).
+    private func events(_ daemon: DaemonProcess, file: StaticString = #filePath, line: UInt = #line) throws -> [[String: Any]] {
+        let (code, out, err) = try runToCompletion(try Binary.find("localauthctl"),
+                                                   ["log", "-D", daemon.stateDirectory, "-o", "json", "--no-pager"])
+        XCTAssertEqual(code, 0, "localauthctl log: \(err)", file: file, line: line)
+        return try out.split(separator: "\n").map { line in
+            guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+                throw HarnessError("not a JSON object: \(line)")
+            }
+            return object
+        }
+    }
+
+    private func events(_ daemon: DaemonProcess, type: String, ctx: String) throws -> [[String: Any]] {
+        try events(daemon).filter { $0["type"] as? String == type && $0["ctx"] as? String == ctx }
+    }
+
+    private func seq(_ event: [String: Any]) -> UInt64 { UInt64(event["seq"] as? Int ?? 0) }
+
+    // MARK: A reply, then SIGKILL
+
+    func testACanEvaluateAnsweredJustBeforeSIGKILLIsInTheLogAfterTheRestart() throws {
+        let daemon = try startDaemon()
+        var client = try daemon.connect()
+        try prepareOwner(client)
+        for round in 0..<3 {
+            let ctx = try newContext(client)
+            // One request, then a pipelined burst (several per loop turn).
+            let count = round == 0 ? 1 : 25
+            let tags = (0..<count).map { "c\(round)x\($0)" }
+            try client.sendRaw(Array(tags.map { "\($0) can-evaluate ctx=\(ctx) policy=biometrics\n" }.joined().utf8))
+            for tag in tags { XCTAssertOK(try client.next(tag: tag), "round \(round)") }
+            daemon.kill()  // at once: no tick, no clean stop, no fdatasync asked for
+
+            // What the kill left, read before any recovery.
+            let left = try events(daemon, type: "policy-checked", ctx: ctx)
+            XCTAssertEqual(left.count, count, "round \(round): every answered can-evaluate has its event after SIGKILL")
+            for event in left {
+                XCTAssertEqual(event["result"] as? String, "ok", "round \(round): \(event)")
+                XCTAssertEqual(event["uid"] as? Int, 0, "round \(round): \(event)")
+            }
+
+            try daemon.start()
+            client = try daemon.connect()
+            let kept = try events(daemon, type: "policy-checked", ctx: ctx)
+            XCTAssertEqual(kept.map(seq), left.map(seq), "round \(round): the restart's recovery kept them")
+            let (log, _) = try seqs(client)
+            XCTAssertGreaterThan(log, kept.map(seq).max() ?? 0, "round \(round): the restarted daemon goes on after them")
+        }
+        let report = try runToCompletion(try Binary.find("localauthctl"), ["verify", "-D", daemon.stateDirectory])
+        XCTAssertEqual(report.0, 0, "verify after three kills: \(report.1) \(report.2)")
+    }
+
+    // MARK: Admin actions
+
+    func testTheOKOfAnAdminActionComesOnlyOnceItIsDurable() throws {
+        let daemon = try startDaemon()
+        let admin = try daemon.connect()
+        let actions = [
+            "set-passcode secret=1234", "enroll uid=0", "enroll uid=0 template=second", "unlocked uid=0",
+            "unenroll uid=0 template=second", "reset uid=0", "set-passcode secret=9999 uid=1000", "clear-passcode uid=1000",
+        ]
+        var previous = try seqs(admin).log
+        for action in actions {
+            XCTAssertOK(try admin.request("\(tag("a")) \(action)"), action)
+            let (log, durable) = try seqs(admin)
+            XCTAssertGreaterThan(log, previous, "\(action) recorded an event")
+            XCTAssertEqual(durable, log, "\(action): its OK was held until its event was durable")
+            previous = log
+        }
+    }
+
+    // MARK: Events nobody waits for
+
+    func testPlainCanEvaluateEventsBecomeDurableWithTheTick() throws {
+        let daemon = try startDaemon()
+        let admin = try daemon.connect()
+        try prepareOwner(admin)
+        let before = try seqs(admin)
+        let client = try daemon.connect()
+        let ctx = try newContext(client)
+        for index in 0..<20 { XCTAssertOK(try client.request("c\(index) can-evaluate ctx=\(ctx) policy=biometrics")) }
+        var now = try seqs(admin)
+        XCTAssertGreaterThanOrEqual(now.log, before.log + 21, "context-created and 20 policy-checked")
+        let target = now.log
+        // Nothing else happens: the tick alone makes them durable (5 s is a safety net).
+        let deadline = Date().addingTimeInterval(5)
+        while now.durable < target, Date() < deadline {
+            usleep(20_000)
+            now = try seqs(admin)
+        }
+        XCTAssertGreaterThanOrEqual(now.durable, target, "the events of plain requests became durable without anybody asking")
+        XCTAssertEqual(now.log, target, "stats records nothing")
+    }
+
+    // MARK: Security failures
+
+    func testAFailedBiometricAttemptIsDurableBeforeItsPromptOrAnswerIsSeen() throws {
+        let daemon = try startDaemon()
+        let admin = try daemon.connect()
+        try prepareOwner(admin)
+        let observer = try daemon.connect()
+        let user = try daemon.connect()
+        let ctx = try newContext(user)
+        let first = try evaluate(user, ctx: ctx, policy: "biometrics", tag: "e1")
+        assertBiometricPrompt(first, attempt: 1, fallback: nil)
+        var seen: [(attempt: Int, durable: UInt64, logBefore: UInt64)] = []
+        for attempt in 1...3 {
+            let before = try seqs(observer)
+            try admin.send("s\(attempt) sensor uid=0 result=nomatch")
+            // What reveals the failure: the next PROMPT, or the final answer.
+            let revealed = try user.next(tag: "e1")
+            let after = try seqs(observer)
+            if attempt < 3 {
+                XCTAssertEqual(revealed.status, .prompt, "\(revealed)")
+                XCTAssertEqual(revealed["attempt"], String(attempt + 1), "\(revealed)")
+            } else {
+                XCTAssertLAError(revealed, -1, "authenticationFailed")
+            }
+            XCTAssertOK(try admin.next(tag: "s\(attempt)"))
+            seen.append((attempt, after.durable, before.log))
+        }
+        let failures = try events(daemon, type: "biometric-failed", ctx: ctx).map(seq)
+        XCTAssertEqual(failures.count, 3, "\(failures)")
+        for (index, failure) in failures.enumerated() where index < seen.count {
+            let (attempt, durable, logBefore) = seen[index]
+            XCTAssertGreaterThan(failure, logBefore, "attempt \(attempt): the failure is the one fed then")
+            XCTAssertGreaterThanOrEqual(durable, failure,
+                                        "attempt \(attempt): the failure was durable when what revealed it was seen")
+        }
+    }
+}
