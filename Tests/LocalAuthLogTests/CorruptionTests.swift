@@ -1,7 +1,7 @@
 // The corruption table of FORMAT.md, with the damage as a parameter: cut the
 // last record at every byte, flip a bit in every field of a middle record and
-// of the last one, zero-filled tails, and segment files deleted, duplicated,
-// swapped or tampered with.
+// of the last one, zero-filled tails (the clean end: preallocation), and
+// segment files deleted, duplicated, swapped or tampered with.
 
 import LocalAuthSystem
 import XCTest
@@ -88,7 +88,10 @@ final class CorruptionTests: XCTestCase {
         }
     }
 
-    func testZeroFilledTailIsTornTail() throws {
+    /// FORMAT.md "Preallocation": zeros after the last record of the last
+    /// segment are the clean end (the writer's reserved space), whether they
+    /// follow whole records or stand where an unwritten record would be.
+    func testZeroFilledTailIsTheCleanEnd() throws {
         for zeros in [1, 7, 8, 48, 4096] {
             let directory = TemporaryDirectory()
             let positions = try makeLog(directory, count: 5)
@@ -96,18 +99,49 @@ final class CorruptionTests: XCTestCase {
             let original = try readFile(path)
             try writeFile(path, original + [UInt8](repeating: 0, count: zeros))
             let log = try EventLog.open(directory.path)
-            XCTAssertEqual(log.recovery.tornTail?.offset, original.count)
+            XCTAssertNil(log.recovery.tornTail, "\(zeros) zeros")
             XCTAssertEqual(log.recovery.lastSeq, 5)
+            // The next record goes right after the last one, over the zeros.
+            let seq = try log.append(time: 6, keys: RecordKeys(type: 1), payload: [6])
+            XCTAssertEqual(seq, 6)
             try log.close()
-            XCTAssertEqual(try readFile(path), original)
+            XCTAssertEqual(Array(try readFile(path)[..<original.count]), original)
+            XCTAssertEqual(try readAll(directory).seqs, Array(1...6))
+            XCTAssertTrue(try EventLog.verify(directory.path).isOK)
             // The final record itself zeroed (size extended, data never written).
             var zeroed = original
             for index in positions[4].offset..<zeroed.count { zeroed[index] = 0 }
             try writeFile(path, zeroed)
             let again = try EventLog.open(directory.path)
-            XCTAssertEqual(again.recovery.tornTail?.reason, "zero-filled tail")
+            XCTAssertNil(again.recovery.tornTail)
             XCTAssertEqual(again.recovery.lastSeq, 4)
+            try again.close()
         }
+    }
+
+    /// A torn record before preallocated zeros: the cut's `.broken` copy
+    /// holds the record as far as its length field claims, not the zeros
+    /// after it.
+    func testTornRecordBeforeZerosIsCutWithoutTheZeros() throws {
+        let directory = TemporaryDirectory()
+        let positions = try makeLog(directory, count: 5)
+        let path = segmentPath(directory, 1)
+        let original = try readFile(path)
+        let start = positions[4].offset
+        // Only the prefix and part of the seq reached the disk.
+        let torn = Array(original[..<(start + 12)])
+        try writeFile(path, torn + [UInt8](repeating: 0, count: 8192))
+        let log = try EventLog.open(directory.path)
+        XCTAssertEqual(log.recovery.tornTail?.offset, start)
+        let claimed = original.count - start
+        let copy = try readFile(try XCTUnwrap(log.recovery.brokenCopy))
+        XCTAssertEqual(copy.count, claimed)
+        XCTAssertEqual(Array(copy[..<12]), Array(torn[start...]))
+        XCTAssertTrue(copy[12...].allSatisfy { $0 == 0 })
+        XCTAssertEqual(log.recovery.lastSeq, 4)
+        try log.close()
+        XCTAssertEqual(try readAll(directory).seqs, Array(1...4))
+        XCTAssertEqual(try readFile(path).count, start)
     }
 
     func testDamageFollowedByZerosAndThenAnIntactRecordIsCorruption() throws {

@@ -224,7 +224,9 @@ final class OnDemandSyncTests: XCTestCase {
     /// LOCALAUTH_ONDEMAND_CHILD_DIR is set.
     func testWrittenRecordsChild() throws {
         guard let directory = ProcessInfo.processInfo.environment["LOCALAUTH_ONDEMAND_CHILD_DIR"] else { return }
-        let log = try EventLog.open(directory, options: .init(segmentSize: 16 << 10, syncPolicy: .onDemand))
+        let preallocation = ProcessInfo.processInfo.environment["LOCALAUTH_ONDEMAND_CHILD_PREALLOC"].flatMap(Int.init) ?? 0
+        let log = try EventLog.open(
+            directory, options: .init(segmentSize: 16 << 10, syncPolicy: .onDemand, preallocation: preallocation))
         for index in 1...2_000_000 {
             let seq = try append(log, index)
             if index % 3 == 0 {
@@ -236,6 +238,15 @@ final class OnDemandSyncTests: XCTestCase {
     }
 
     func testRecordsWrittenBeforeSIGKILLAreAllThere() throws {
+        try assertWrittenRecordsSurviveKills(preallocation: 0)
+    }
+
+    /// The same with zeros written ahead of the records (FORMAT.md "Preallocation").
+    func testRecordsWrittenBeforeSIGKILLAreAllThereWithPreallocation() throws {
+        try assertWrittenRecordsSurviveKills(preallocation: 4096)
+    }
+
+    private func assertWrittenRecordsSurviveKills(preallocation: Int) throws {
         var random = SplitMix(seed: 0x0d_e4a0d)
         let directory = TemporaryDirectory()
         var everWritten: UInt64 = 0
@@ -246,6 +257,7 @@ final class OnDemandSyncTests: XCTestCase {
             child.arguments = ["LocalAuthLogTests.OnDemandSyncTests/testWrittenRecordsChild"]
             var environment = ProcessInfo.processInfo.environment
             environment["LOCALAUTH_ONDEMAND_CHILD_DIR"] = directory.path
+            environment["LOCALAUTH_ONDEMAND_CHILD_PREALLOC"] = String(preallocation)
             child.environment = environment
             let pipe = Pipe()
             child.standardOutput = pipe

@@ -80,14 +80,22 @@ enum Secrets {
 
     static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
         guard !needle.isEmpty, haystack.count >= needle.count else { return false }
-        let first = needle[0]
-        var index = 0
-        let last = haystack.count - needle.count
-        while index <= last {
-            if haystack[index] == first, haystack[index..<(index + needle.count)].elementsEqual(needle) { return true }
-            index += 1
+        // memchr + memcmp: log segments carry megabytes of preallocated
+        // zeros, too many for a byte loop in a debug build.
+        return haystack.withUnsafeBytes { hay in
+            needle.withUnsafeBytes { pin in
+                let base = hay.baseAddress!
+                let last = hay.count - pin.count
+                var index = 0
+                while index <= last {
+                    guard let found = memchr(base + index, Int32(pin[0]), last - index + 1) else { return false }
+                    index = base.distance(to: UnsafeRawPointer(found))
+                    if memcmp(base + index, pin.baseAddress!, pin.count) == 0 { return true }
+                    index += 1
+                }
+                return false
+            }
         }
-        return false
     }
 }
 
