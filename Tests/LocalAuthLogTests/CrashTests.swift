@@ -35,38 +35,9 @@ final class CrashTests: XCTestCase {
         var everReported: UInt64 = 0
         for round in 0..<(soak ? 60 : 4) {
             let target = Int(random.next() % 300) + 1
-            let child = Process()
-            child.executableURL = URL(fileURLWithPath: "/proc/self/exe")
-            child.arguments = ["LocalAuthLogTests.CrashTests/testCrashWriterChild"]
-            var environment = ProcessInfo.processInfo.environment
-            environment["LOCALAUTH_CRASH_CHILD_DIR"] = directory.path
-            child.environment = environment
-            let pipe = Pipe()
-            child.standardOutput = pipe
-            child.standardError = FileHandle.nullDevice
-            try child.run()
-            var buffer = ""
-            var seen = 0
-            var maxReported: UInt64 = 0
-            func consume(_ data: Data) {
-                buffer += String(decoding: data, as: UTF8.self)
-                while let newline = buffer.firstIndex(of: "\n") {
-                    let line = buffer[..<newline]
-                    if line.hasPrefix("D "), let seq = UInt64(line.dropFirst(2)) {
-                        maxReported = max(maxReported, seq)
-                        seen += 1
-                    }
-                    buffer.removeSubrange(...newline)
-                }
-            }
-            while seen < target {
-                let data = pipe.fileHandleForReading.availableData
-                if data.isEmpty { break }
-                consume(data)
-            }
-            kill(child.processIdentifier, SIGKILL)
-            child.waitUntilExit()
-            consume(pipe.fileHandleForReading.readDataToEndOfFile())
+            let (maxReported, _) = try runChildUntilKilled(
+                test: "LocalAuthLogTests.CrashTests/testCrashWriterChild",
+                environment: ["LOCALAUTH_CRASH_CHILD_DIR": directory.path], prefix: "D ", lines: target)
             everReported = max(everReported, maxReported)
 
             // The daemon's sealed open (read-only: the torn tail stays) agrees with the full one.

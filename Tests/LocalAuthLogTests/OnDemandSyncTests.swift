@@ -252,34 +252,10 @@ final class OnDemandSyncTests: XCTestCase {
         var everWritten: UInt64 = 0
         for round in 0..<4 {
             let target = Int(random.next() % 400) + 1
-            let child = Process()
-            child.executableURL = URL(fileURLWithPath: "/proc/self/exe")
-            child.arguments = ["LocalAuthLogTests.OnDemandSyncTests/testWrittenRecordsChild"]
-            var environment = ProcessInfo.processInfo.environment
-            environment["LOCALAUTH_ONDEMAND_CHILD_DIR"] = directory.path
-            environment["LOCALAUTH_ONDEMAND_CHILD_PREALLOC"] = String(preallocation)
-            child.environment = environment
-            let pipe = Pipe()
-            child.standardOutput = pipe
-            child.standardError = FileHandle.nullDevice
-            try child.run()
-            var buffer = ""
-            var seen = 0
-            var maxWritten: UInt64 = 0
-            while seen < target {
-                let data = pipe.fileHandleForReading.availableData
-                if data.isEmpty { break }
-                buffer += String(decoding: data, as: UTF8.self)
-                while let newline = buffer.firstIndex(of: "\n") {
-                    if buffer.hasPrefix("W "), let seq = UInt64(buffer[buffer.index(buffer.startIndex, offsetBy: 2)..<newline]) {
-                        maxWritten = max(maxWritten, seq)
-                        seen += 1
-                    }
-                    buffer.removeSubrange(...newline)
-                }
-            }
-            kill(child.processIdentifier, SIGKILL)
-            child.waitUntilExit()
+            let (maxWritten, seen) = try runChildUntilKilled(
+                test: "LocalAuthLogTests.OnDemandSyncTests/testWrittenRecordsChild",
+                environment: ["LOCALAUTH_ONDEMAND_CHILD_DIR": directory.path, "LOCALAUTH_ONDEMAND_CHILD_PREALLOC": String(preallocation)],
+                prefix: "W ", lines: target)
             XCTAssertGreaterThanOrEqual(seen, target, "round \(round): the child wrote until killed")
             everWritten = max(everWritten, maxWritten)
             // Read-only first: what the kill left, before recovery touches it.

@@ -157,6 +157,46 @@ extension XCTestCase {
 
 /// Runs `body(i)` on `count` real threads at once and waits for all
 /// (DispatchQueue.concurrentPerform runs only as many at once as there are CPUs).
+/// Runs the test method `test` of this test binary as a child process with
+/// `environment` added, reads its "`prefix`<seq>" lines until `target` of
+/// them arrived (or it ended), kills it with SIGKILL, reads what it had
+/// printed by then, and returns the largest seq reported and how many lines.
+func runChildUntilKilled(
+    test: String, environment extra: [String: String], prefix: String, lines target: Int
+) throws -> (maxSeq: UInt64, seen: Int) {
+    let child = Process()
+    child.executableURL = URL(fileURLWithPath: "/proc/self/exe")
+    child.arguments = [test]
+    child.environment = ProcessInfo.processInfo.environment.merging(extra) { _, new in new }
+    let pipe = Pipe()
+    child.standardOutput = pipe
+    child.standardError = FileHandle.nullDevice
+    try child.run()
+    var buffer = ""
+    var seen = 0
+    var maxSeq: UInt64 = 0
+    func consume(_ data: Data) {
+        buffer += String(decoding: data, as: UTF8.self)
+        while let newline = buffer.firstIndex(of: "\n") {
+            let line = buffer[..<newline]
+            if line.hasPrefix(prefix), let seq = UInt64(line.dropFirst(prefix.count)) {
+                maxSeq = max(maxSeq, seq)
+                seen += 1
+            }
+            buffer.removeSubrange(...newline)
+        }
+    }
+    while seen < target {
+        let data = pipe.fileHandleForReading.availableData
+        if data.isEmpty { break }
+        consume(data)
+    }
+    kill(child.processIdentifier, SIGKILL)
+    child.waitUntilExit()
+    consume(pipe.fileHandleForReading.readDataToEndOfFile())
+    return (maxSeq, seen)
+}
+
 func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
     let done = DispatchGroup()
     for index in 0..<count {
