@@ -113,8 +113,7 @@ final class Server {
                 default: connectionEvent(event.data, event.events)
                 }
             }
-            // This turn's events reach the log's file before its replies leave.
-            if logFailure == nil { authenticator.flush() }
+            writeLog()
             if logFailure == nil, let failure = authenticator.recorder.failure { failClosed(failure) }
             releaseDurableOutput()
             flushAll()
@@ -217,7 +216,7 @@ final class Server {
         // pipelines is not mistaken for one that does not read; the events
         // behind those replies reach the log's file first.
         if connection.output.count - connection.sentUpTo > 16384 {
-            if logFailure == nil { authenticator.flush() }
+            writeLog()
             if !connection.flush() { return close(connection) }
         }
         if connection.pendingOutputBytes > configuration.daemon.maxPendingBytes, !connection.closing {
@@ -279,6 +278,13 @@ final class Server {
             }
         }
         holding.removeLast(holding.count - kept)
+    }
+
+    /// Before output leaves: the events it may depend on reach the log's
+    /// file (a kill of the daemon then loses nothing it acknowledged), and
+    /// an fdatasync is asked for if output waits for one (S-40).
+    func writeLog() {
+        if logFailure == nil { authenticator.flush() }
     }
 
     func markForFlush(_ connection: Connection) {

@@ -60,7 +60,7 @@ extension Server {
         if events.contains(.writable) {
             // Output queued earlier in this turn may depend on events not yet
             // on the log's file: they go first (cheap when there are none).
-            if logFailure == nil { authenticator.flush() }
+            writeLog()
             flush(connection)
         }
         guard !connection.closed else { return }
