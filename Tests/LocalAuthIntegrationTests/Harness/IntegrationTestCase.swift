@@ -12,7 +12,7 @@ class IntegrationTestCase: XCTestCase {
     /// A daemon on a fresh state directory, already listening.
     func startDaemon(configuration: String = DaemonProcess.defaultConfiguration,
                      extraArguments: [String] = []) throws -> DaemonProcess {
-        let daemon = try DaemonProcess(configuration: configuration, extraArguments: extraArguments)
+        let daemon = try DaemonProcess(configuration: configuration, options: .init(extraArguments: extraArguments))
         daemons.append(daemon)
         return daemon
     }

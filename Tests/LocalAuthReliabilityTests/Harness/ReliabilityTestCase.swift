@@ -37,8 +37,9 @@ class ReliabilityTestCase: XCTestCase {
 
     func startDaemon(configuration: String = ReliabilityTestCase.baseConfiguration, stateDirectory: String? = nil,
                      runAsUID: UInt32? = nil, environment: [String: String] = [:], start: Bool = true) throws -> DaemonProcess {
-        let daemon = try DaemonProcess(configuration: configuration, stateDirectory: stateDirectory, runAsUID: runAsUID,
-                                       environment: environment, start: start)
+        let options = DaemonProcess.Options(stateDirectory: stateDirectory, runAsUID: runAsUID, environment: environment,
+                                            appendOutput: true, patientProbe: true, safetyNet: 30)
+        let daemon = try DaemonProcess(configuration: configuration, options: options, start: start)
         daemons.append(daemon)
         return daemon
     }

@@ -1,0 +1,37 @@
+// How a DaemonProcess runs the daemon. The defaults are the integration
+// suite's plain daemon; the reliability suite asks for a state directory of
+// its own (a tiny tmpfs), another uid (setpriv), extra environment
+// (libfaketime), output kept across restarts for the secret scan, a probe
+// that waits out daemons that accept and then refuse, and longer safety nets.
+
+extension DaemonProcess {
+    public struct Options {
+        /// Appended to `--config ... --socket ... --state-dir ...`.
+        public var extraArguments: [String]
+        /// The state directory; nil for `state` in the daemon's temp directory.
+        public var stateDirectory: String?
+        /// Run the daemon as this uid (setpriv), or as the test's uid (root).
+        public var runAsUID: UInt32?
+        /// Extra environment for the daemon (LD_PRELOAD=libfaketime, FAKETIME=...).
+        public var environment: [String: String]
+        /// Append stdout/stderr at each start instead of truncating them.
+        public var appendOutput: Bool
+        /// Retry the readiness probe until it succeeds or the daemon exits,
+        /// instead of failing on the first connection that misbehaves.
+        public var patientProbe: Bool
+        /// Seconds to wait for the socket, and for an exit after each signal.
+        public var safetyNet: Double
+
+        public init(extraArguments: [String] = [], stateDirectory: String? = nil, runAsUID: UInt32? = nil,
+                    environment: [String: String] = [:], appendOutput: Bool = false, patientProbe: Bool = false,
+                    safetyNet: Double = 20) {
+            self.extraArguments = extraArguments
+            self.stateDirectory = stateDirectory
+            self.runAsUID = runAsUID
+            self.environment = environment
+            self.appendOutput = appendOutput
+            self.patientProbe = patientProbe
+            self.safetyNet = safetyNet
+        }
+    }
+}
