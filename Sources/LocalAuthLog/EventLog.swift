@@ -8,69 +8,6 @@ import LocalAuthCore
 import LocalAuthSystem
 import Synchronization
 
-/// A record copied out of the log (index lookups, tools).
-public struct StoredRecord: Sendable, Equatable {
-    public var seq: UInt64
-    public var time: Int64
-    public var keys: RecordKeys
-    public var payload: [UInt8]
-    public var position: LogPosition
-}
-
-/// What `open` found and did.
-public struct Recovery: Sendable, Equatable {
-    /// The last seq in the log after recovery (0 for an empty log).
-    public var lastSeq: UInt64 = 0
-    public var segments: Int = 0
-    /// The torn tail found at the end of the last segment (cut unless read-only).
-    public var tornTail: TornTail?
-    /// Where the cut bytes were kept.
-    public var brokenCopy: String?
-    /// Segments checked by their seal instead of record by record (`.sealed`).
-    public var sealedSegmentsTrusted: Int = 0
-    /// Seals written by this open for segments that had none (or a wrong one).
-    public var sealsWritten: Int = 0
-}
-
-/// How `EventLog.open` checks the segments before the last one (FORMAT.md "Seals").
-public enum Verification: Sendable, Equatable {
-    /// Every record of every segment (CRC, seq, `chainCheck`), and the
-    /// per-context/per-user index built at once (the tools).
-    case records
-    /// Sealed segments by their seal (length, whole-file CRC32C, seq and chain
-    /// seams), the rest record by record with the full chain; the index is
-    /// built on first use (the daemon: fast start).
-    case sealed
-}
-
-/// The index of the records present at open, built on first use (`.sealed`).
-final class LazyIndex: Sendable {
-    let logDirectory: String
-    let lastSeq: UInt64
-    private let built = Mutex<LogIndex?>(nil)
-
-    init(logDirectory: String, lastSeq: UInt64) {
-        self.logDirectory = logDirectory
-        self.lastSeq = lastSeq
-    }
-
-    /// One scan (no chain) of the records up to `lastSeq`; they were checked by open.
-    var index: LogIndex {
-        built.withLock { built in
-            if let built { return built }
-            var index = LogIndex()
-            if lastSeq > 0, let reader = try? LogReader(logDirectory: logDirectory) {
-                while case .record(let record) = reader.next(), record.seq <= lastSeq {
-                    index.addSegment(record.position.segment)
-                    index.add(record.keys, offset: record.position.offset)
-                }
-            }
-            built = index
-            return index
-        }
-    }
-}
-
 public final class EventLog: Sendable {
     public struct Options: Sendable {
         /// A new segment starts when the next record would pass this size.
