@@ -438,15 +438,21 @@ final class OnDemandSyncTests: XCTestCase {
 
     // MARK: (f) Failures
 
-    /// pwrite fails inside `write()` on the caller's thread.
-    private func assertWriteFailureOnTheCallersThread(errno code: Int32, file: StaticString = #filePath, line: UInt = #line) throws {
-        let directory = TemporaryDirectory()
-        let hooks = LogHooks()
+    /// Seqs 1–5 written and durable, 6–8 appended only.
+    private func logWithFiveDurableAndThreePending(_ directory: TemporaryDirectory, _ hooks: LogHooks) throws -> EventLog {
         let log = try EventLog.open(directory.path, options: hooks.options())
         for index in 1...5 { try append(log, index) }
         try log.write()
         try log.waitDurable(5)
         for index in 6...8 { try append(log, index) }
+        return log
+    }
+
+    /// pwrite fails inside `write()` on the caller's thread.
+    private func assertWriteFailureOnTheCallersThread(errno code: Int32, file: StaticString = #filePath, line: UInt = #line) throws {
+        let directory = TemporaryDirectory()
+        let hooks = LogHooks()
+        let log = try logWithFiveDurableAndThreePending(directory, hooks)
         FaultInjection.fail(.pwrite, errno: code, times: nil)
         XCTAssertThrowsError(try log.write(), file: file, line: line) { error in
             guard let failure = writeFailure(error, file: file, line: line) else { return }
@@ -530,11 +536,7 @@ final class OnDemandSyncTests: XCTestCase {
     func testFdatasyncFailureOnTheSyncThreadAfterACommitFailsTheWriterOnce() throws {
         let directory = TemporaryDirectory()
         let hooks = LogHooks()
-        let log = try EventLog.open(directory.path, options: hooks.options())
-        for index in 1...5 { try append(log, index) }
-        try log.write()
-        try log.waitDurable(5)
-        for index in 6...8 { try append(log, index) }
+        let log = try logWithFiveDurableAndThreePending(directory, hooks)
         try log.write()
         FaultInjection.fail(.fdatasync, errno: EIO, times: nil)
         log.commit(through: 7)
