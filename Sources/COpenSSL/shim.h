@@ -1,3 +1,9 @@
+/* The low-level SHA256_Init/Update/Final are deprecated in OpenSSL 3 in
+ * favour of EVP, but they are kept, they reach the same SHA-NI code, and
+ * they skip EVP's per-call provider dispatch, which costs more than hashing
+ * one ~100-byte log record (docs/BENCHMARKS.md). Suppressed here, for this
+ * module only, so Swift imports them without deprecation warnings. */
+#define OPENSSL_SUPPRESS_DEPRECATED 1
 #include <openssl/evp.h>
 #include <openssl/sha.h>
 #include <openssl/crypto.h>

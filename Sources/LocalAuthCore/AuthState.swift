@@ -47,7 +47,7 @@ extension AuthState {
     }
 
     /// For callers that already hold the user's state (one copy, not two).
-    func passcodeRequired(_ user: UserState, now: Int64) -> Bool {
+    func passcodeRequired(_ user: borrowing UserState, now: Int64) -> Bool {
         guard user.passcodeSet else { return false }
         if rules.passcodeRequiredAfterBoot, user.lastPasscodeBootID != bootID {
             return true
@@ -62,8 +62,10 @@ extension AuthState {
     /// Why biometry is unusable for this user, as an LAError and wire reason;
     /// nil when a biometric prompt may be shown. Order is S-18 step 3.
     public func biometryUnusable(_ uid: UserID, now: Int64) -> Failure? {
-        let user = user(uid)
         if rules.biometryType == .none { return Failure(.biometryNotAvailable) }
+        // One copy of the user, fields read from it (each `users.values[i].x`
+        // would copy the whole UserState again).
+        let user = user(uid)
         if !user.passcodeSet { return Failure(.passcodeNotSet) }
         if user.templates.isEmpty { return Failure(.biometryNotEnrolled) }
         if user.biometryLockedOut || user.adminLocked { return Failure(.biometryLockout) }
@@ -71,6 +73,11 @@ extension AuthState {
             return Failure(.biometryLockout, message: "Passcode is required to enable biometry.", reason: "passcode-required")
         }
         return nil
+    }
+
+    /// The user's domain state (S-10); "" if never enrolled.
+    public func domainState(_ uid: UserID) -> String {
+        users[uid]?.domainState ?? ""
     }
 
     /// Passcode failures left before a delay (or the admin lock) starts.

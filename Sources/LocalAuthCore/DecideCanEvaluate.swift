@@ -1,31 +1,47 @@
 // canEvaluate (SEMANTICS §5: S-17..S-20). Never prompts, never changes a
 // counter; records its answer so auditors see every check.
+//
+// The rule is a method on the state, returning its one event: `decide`
+// emits it like any other, and the daemon's hot path (every
+// `LAContext.canEvaluatePolicy` is one) calls it directly, without the
+// event array and the copy of the state that a `Decision` costs.
 
-extension Decision {
-    mutating func canEvaluate(_ ctx: ContextID, policy: Policy) throws {
-        let context = try self.context(ctx)
-        // S-18: an invalidated context answers invalidContext before policy 5 is refused.
-        guard policy != .wrist || !context.isOpen else {
-            throw Rejection(.badArgument, "Policy 5 (wrist detection) is not supported.")
+extension AuthState {
+    /// The event a can-evaluate records, or why it is refused (S-12, S-18).
+    public func canEvaluate(_ ctx: ContextID, policy: Policy, now: Int64) -> Result<EventBody, Rejection> {
+        guard let context = contexts[ctx] else {
+            return .failure(Rejection(.unknownContext, "No such context."))
         }
-        let failure = policyCheck(context, policy: policy)
+        let isOpen = context.isOpen
+        let uid = context.uid
+        // S-18: an invalidated context answers invalidContext before policy 5 is refused.
+        guard policy != .wrist || !isOpen else {
+            return .failure(Rejection(.badArgument, "Policy 5 (wrist detection) is not supported."))
+        }
+        let failure = policyCheck(uid, isOpen: isOpen, policy: policy, now: now)
         // S-17: after any can-evaluate the context knows the sensor type.
-        emit(.policyChecked(uid: context.uid, ctx: ctx, policy: policy, biometry: rules.biometryType,
-                            result: failure?.code, reason: failure?.reason))
+        return .success(.policyChecked(uid: uid, ctx: ctx, policy: policy, biometry: rules.biometryType,
+                                       result: failure?.code, reason: failure?.reason))
     }
 
     /// S-18, steps 1, 2 (after the policy-5 rejection), 3 and 4.
-    func policyCheck(_ context: ContextState, policy: Policy) -> Failure? {
-        if !context.isOpen { return Failure(.invalidContext) }
+    func policyCheck(_ uid: UserID, isOpen: Bool, policy: Policy, now: Int64) -> Failure? {
+        if !isOpen { return Failure(.invalidContext) }
         switch policy {
         case .companion:
             return Failure(.companionNotAvailable)
         case .biometrics, .biometricsOrCompanion:
-            return state.biometryUnusable(context.uid, now: now)
+            return biometryUnusable(uid, now: now)
         case .owner:
-            return state.user(context.uid).passcodeSet ? nil : Failure(.passcodeNotSet)
+            return users[uid]?.passcodeSet == true ? nil : Failure(.passcodeNotSet)
         case .wrist:
             return Failure(.invalidDimensions)  // unreachable: rejected by callers
         }
+    }
+}
+
+extension Decision {
+    mutating func canEvaluate(_ ctx: ContextID, policy: Policy) throws {
+        emit(try state.canEvaluate(ctx, policy: policy, now: now).get())
     }
 }

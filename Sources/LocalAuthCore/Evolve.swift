@@ -61,7 +61,7 @@ extension AuthState {
             guard let index = contexts.index(forKey: ctx) else { break }
             contexts.values[index].biometry = biometry
             if result == nil, policy == .biometrics || policy == .biometricsOrCompanion {
-                contexts.values[index].domainState = users[uid]?.domainState ?? ""
+                contexts.values[index].domainState = domainState(uid)
             }
         case .evaluationStarted(_, let ctx, let eval, let policy, let reason):
             contexts[ctx]?.lastEvaluation = eval

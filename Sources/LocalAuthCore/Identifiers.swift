@@ -26,6 +26,12 @@ public struct ContextID: Hashable, Sendable, Comparable, CustomStringConvertible
         self = parsed
     }
 
+    /// 32 hex digits as UTF-8 bytes (a request's `ctx=` read in place).
+    public init?(hex utf8: UnsafeBufferPointer<UInt8>) {
+        guard let parsed = ContextID.parseHex(utf8) else { return nil }
+        self = parsed
+    }
+
     private static func parseHex(_ utf8: UnsafeBufferPointer<UInt8>) -> ContextID? {
         guard utf8.count == 32 else { return nil }
         var high: UInt64 = 0

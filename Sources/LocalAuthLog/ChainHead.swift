@@ -47,19 +47,20 @@ public struct ChainHead: Hashable, Sendable, CustomStringConvertible {
     public var description: String { hex }
 }
 
-/// The chain step on top of LocalAuthSystem's incremental SHA256 (one per thread).
-final class ChainHasher {
-    private let hasher = SHA256.Hasher()
-
+/// The chain step: SHA-256 straight into a ChainHead, nothing allocated.
+struct ChainHasher {
     /// chain[n] = SHA-256(chain[n-1] || record).
     func chain(_ previous: ChainHead, _ record: UnsafeRawBufferPointer) -> ChainHead {
-        withUnsafeBytes(of: previous) { hasher.update($0) }
-        hasher.update(record)
-        return ChainHead(digest: hasher.finalize())
+        var head = ChainHead()
+        withUnsafeBytes(of: previous) { before in
+            withUnsafeMutableBytes(of: &head) { SHA256.hash(before, record, into: $0) }
+        }
+        return head
     }
 
     func digest(_ bytes: UnsafeRawBufferPointer) -> ChainHead {
-        hasher.update(bytes)
-        return ChainHead(digest: hasher.finalize())
+        var head = ChainHead()
+        withUnsafeMutableBytes(of: &head) { SHA256.hash(UnsafeRawBufferPointer(start: nil, count: 0), bytes, into: $0) }
+        return head
     }
 }

@@ -23,6 +23,11 @@ public final class EventLog: Sendable {
         /// Zeros written ahead of the records, this many bytes at a time (0:
         /// none, the default). FORMAT.md "Preallocation".
         public var preallocation: Int
+        /// Whether appended records join the per-context/per-user index that
+        /// `history` reads (default). A daemon that never asks for history
+        /// turns it off: the index costs two hash updates per record and
+        /// grows with every record for as long as the log stays open.
+        public var indexesAppends: Bool
         /// Called on the sync thread with each new durable seq (wake the event loop here).
         public var onDurable: (@Sendable (UInt64) -> Void)?
         /// Called once, when the writer fails: on the thread that hit the
@@ -33,6 +38,7 @@ public final class EventLog: Sendable {
         public init(
             segmentSize: Int = 64 << 20, chainCheck: ChainCheck = .full, verification: Verification = .records,
             readOnly: Bool = false, syncPolicy: SyncPolicy = .eachAppend, preallocation: Int = 0,
+            indexesAppends: Bool = true,
             onDurable: (@Sendable (UInt64) -> Void)? = nil, onFailure: (@Sendable (WriteFailure) -> Void)? = nil
         ) {
             self.segmentSize = segmentSize
@@ -41,6 +47,7 @@ public final class EventLog: Sendable {
             self.readOnly = readOnly
             self.syncPolicy = syncPolicy
             self.preallocation = max(0, preallocation)
+            self.indexesAppends = indexesAppends
             self.onDurable = onDurable
             self.onFailure = onFailure
         }
@@ -152,7 +159,7 @@ public final class EventLog: Sendable {
             let writer = try LogWriter(
                 logDirectory: logDirectory, segment: index.segments.last!, end: end, lastSeq: recovery.lastSeq,
                 chain: chain, index: index, segmentSize: options.segmentSize, policy: options.syncPolicy,
-                preallocation: options.preallocation,
+                preallocation: options.preallocation, indexing: options.indexesAppends,
                 onDurable: options.onDurable,
                 onFailure: options.onFailure)
             return EventLog(directory: directory, recovery: recovery, writer: writer, index: LogIndex(), chain: chain, lazyIndex: lazyIndex)
@@ -233,12 +240,14 @@ public final class EventLog: Sendable {
     // MARK: Index and reads
 
     public func positions(context: ContextID) -> [LogPosition] {
+        precondition(writer?.indexing != false, "history needs EventLog.Options.indexesAppends")
         let before = lazyIndex?.index.positions(context: context) ?? []
         guard let writer else { return before + readOnlyIndex.positions(context: context) }
         return before + writer.lock.withLock { writer.lock.state.index.positions(context: context) }
     }
 
     public func positions(uid: UserID) -> [LogPosition] {
+        precondition(writer?.indexing != false, "history needs EventLog.Options.indexesAppends")
         let before = lazyIndex?.index.positions(uid: uid) ?? []
         guard let writer else { return before + readOnlyIndex.positions(uid: uid) }
         return before + writer.lock.withLock { writer.lock.state.index.positions(uid: uid) }

@@ -55,7 +55,7 @@ extension LogWriter.State {
         current!.bytes.reserveCapacity(4096)
         RecordFormat.encode(seq: seq, time: time, keys: keys, payload: payload, into: &current!.bytes)
         current!.lastSeq = seq
-        index.add(keys, offset: segmentEnd)
+        if indexing { index.add(keys, offset: segmentEnd) }
         segmentEnd += size
         nextSeq = seq + 1
         return seq
@@ -86,6 +86,8 @@ final class LogWriter: Sendable {
         var segment: UInt64
         var segmentEnd: Int
         var index: LogIndex
+        /// Appends join `index` (EventLog.Options.indexesAppends).
+        let indexing: Bool
         var failure: WriteFailure?
         var closing = false
         var exited = false
@@ -107,6 +109,7 @@ final class LogWriter: Sendable {
     let written: Atomic<UInt64>
     let segmentSize: Int
     let policy: SyncPolicy
+    let indexing: Bool
     /// The file side; taken before `lock` when both are needed.
     private let appender: Mutex<SegmentAppender>
     private let onDurable: (@Sendable (UInt64) -> Void)?
@@ -116,18 +119,20 @@ final class LogWriter: Sendable {
     /// Starts appending after `lastSeq` at `end` of the existing segment `segment`.
     init(
         logDirectory: String, segment: UInt64, end: Int, lastSeq: UInt64, chain: ChainHead, index: LogIndex,
-        segmentSize: Int, policy: SyncPolicy, preallocation: Int,
+        segmentSize: Int, policy: SyncPolicy, preallocation: Int, indexing: Bool = true,
         onDurable: (@Sendable (UInt64) -> Void)?, onFailure: (@Sendable (WriteFailure) -> Void)?
     ) throws(SystemError) {
         let file = try SegmentFile.open(logDirectory + "/" + SegmentName.fileName(segment), .writeOnly)
         lock = ConditionLock(
-            State(nextSeq: lastSeq + 1, segment: segment, segmentEnd: end, index: index, durableChain: chain, demand: lastSeq),
+            State(nextSeq: lastSeq + 1, segment: segment, segmentEnd: end, index: index, indexing: indexing,
+                  durableChain: chain, demand: lastSeq),
             conditions: 2)
         durable = Atomic(lastSeq)
         appended = Atomic(lastSeq)
         written = Atomic(lastSeq)
         self.segmentSize = max(segmentSize, SegmentHeader.size + RecordFormat.headerSize)
         self.policy = policy
+        self.indexing = indexing
         let files: SegmentAppender
         do throws(SystemError) {
             files = try SegmentAppender(

@@ -19,6 +19,11 @@ public struct RecordKeys: Hashable, Sendable {
     }
 }
 
+/// The 48 header bytes of a record (length, CRC, fixed body), zeroed.
+struct RecordHeaderBytes {
+    var words: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
+}
+
 /// Where a record starts: its segment (named by the segment's first seq) and
 /// the byte offset of its length field in that file.
 public struct LogPosition: Hashable, Sendable, Comparable, CustomStringConvertible {
@@ -50,15 +55,14 @@ enum RecordFormat {
 
     static func recordSize(payload: Int) -> Int { headerSize + payload }
 
-    /// Appends one encoded record to `out`.
+    /// Appends one encoded record to `out`: the header is built on the
+    /// stack and checksummed there, then header and payload are appended as
+    /// two copies (no zero fill, no second pass over the record).
     static func encode(
         seq: UInt64, time: Int64, keys: RecordKeys, payload: UnsafeRawBufferPointer, into out: inout [UInt8]
     ) {
-        let start = out.count
-        let total = headerSize + payload.count
-        out.append(contentsOf: repeatElement(0, count: total))
-        out.withUnsafeMutableBytes { whole in
-            let record = UnsafeMutableRawBufferPointer(rebasing: whole[start..<start + total])
+        var header = RecordHeaderBytes()
+        withUnsafeMutableBytes(of: &header) { record in
             record.storeBytes(of: UInt32(fixedBodySize + payload.count).littleEndian, toByteOffset: 0, as: UInt32.self)
             record.storeBytes(of: seq.littleEndian, toByteOffset: 8, as: UInt64.self)
             record.storeBytes(of: time.littleEndian, toByteOffset: 16, as: Int64.self)
@@ -74,12 +78,12 @@ enum RecordFormat {
                 record.storeBytes(of: context.low.bigEndian, toByteOffset: 40, as: UInt64.self)
             }
             record.storeBytes(of: flags.littleEndian, toByteOffset: 26, as: UInt16.self)
-            if payload.count > 0 {
-                UnsafeMutableRawBufferPointer(rebasing: record[headerSize...]).copyMemory(from: payload)
-            }
-            let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: record[prefixSize...]))
+            let fixed = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: record[prefixSize...]))
+            let crc = payload.isEmpty ? fixed : CRC32C.checksum(payload, seed: fixed)
             record.storeBytes(of: crc.littleEndian, toByteOffset: 4, as: UInt32.self)
         }
+        withUnsafeBytes(of: header) { out.append(contentsOf: $0) }
+        if !payload.isEmpty { out.append(contentsOf: payload) }
     }
 
     static func u16(_ raw: UnsafeRawBufferPointer, _ offset: Int) -> UInt16 {

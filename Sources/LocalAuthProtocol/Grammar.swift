@@ -78,6 +78,32 @@ enum Grammar {
     static func string(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
         String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
     }
+
+    /// Whether two ranges of `bytes` hold the same bytes.
+    @inline(__always)
+    static func equal(_ bytes: UnsafeBufferPointer<UInt8>, _ a: Range<Int>, _ b: Range<Int>) -> Bool {
+        equal(UnsafeBufferPointer(rebasing: bytes[a]), UnsafeBufferPointer(rebasing: bytes[b]))
+    }
+
+    /// Byte equality, eight bytes at a time (the generic `elementsEqual`
+    /// goes byte by byte through an iterator).
+    static func equal(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard a.count == b.count else { return false }
+        guard let x = a.baseAddress, let y = b.baseAddress else { return true }
+        let p = UnsafeRawPointer(x), q = UnsafeRawPointer(y)
+        var i = 0
+        while i + 8 <= a.count {
+            if p.loadUnaligned(fromByteOffset: i, as: UInt64.self) != q.loadUnaligned(fromByteOffset: i, as: UInt64.self) {
+                return false
+            }
+            i += 8
+        }
+        while i < a.count {
+            if x[i] != y[i] { return false }
+            i += 1
+        }
+        return true
+    }
 }
 
 /// What the whole-line check found.
@@ -137,6 +163,15 @@ extension Grammar {
     }
 }
 
+/// Where one `KEY=VALUE` sits in a line: byte ranges, nothing copied.
+/// `value` excludes the quotes of a quoted value; `escaped` says it holds
+/// backslash escapes (already checked) that `ArgumentScanner.value` undoes.
+public struct ArgumentSpan: Sendable, Equatable {
+    public var key: Range<Int>
+    public var value: Range<Int>
+    public var escaped: Bool
+}
+
 /// Reads `*(SP KEY "=" VALUE)` from a line, after the part before it.
 struct ArgumentScanner {
     let bytes: UnsafeBufferPointer<UInt8>
@@ -145,9 +180,50 @@ struct ArgumentScanner {
     /// Parses arguments up to the end of the line. Errors: `bad-syntax` for
     /// the grammar, `bad-argument` for a repeated key or too many arguments.
     mutating func scanArguments() throws(ProtocolError) -> Arguments {
+        var spans: [ArgumentSpan] = []
+        try scanSpans(into: &spans)
+        return ArgumentScanner.arguments(spans, in: bytes)
+    }
+
+    /// The arguments as Strings (values unescaped).
+    static func arguments(_ spans: [ArgumentSpan], in bytes: UnsafeBufferPointer<UInt8>) -> Arguments {
         var arguments = Arguments()
         // One allocation for the usual handful of pairs, not a regrowth per pair.
-        arguments.storage.reserveCapacity(4)
+        arguments.storage.reserveCapacity(max(4, spans.count))
+        for span in spans {
+            arguments.storage.append(Argument(key: Grammar.string(bytes, span.key), value: value(span, in: bytes)))
+        }
+        return arguments
+    }
+
+    /// A value as a String, escapes undone.
+    static func value(_ span: ArgumentSpan, in bytes: UnsafeBufferPointer<UInt8>) -> String {
+        guard span.escaped else { return Grammar.string(bytes, span.value) }
+        var unescaped: [UInt8] = []
+        unescaped.reserveCapacity(span.value.count)
+        var index = span.value.lowerBound
+        while index < span.value.upperBound {
+            let b = bytes[index]
+            guard b == ASCII.backslash else {
+                unescaped.append(b)
+                index += 1
+                continue
+            }
+            switch bytes[index + 1] {
+            case UInt8(ascii: "n"): unescaped.append(UInt8(ascii: "\n"))
+            case UInt8(ascii: "r"): unescaped.append(UInt8(ascii: "\r"))
+            case UInt8(ascii: "t"): unescaped.append(UInt8(ascii: "\t"))
+            case let other: unescaped.append(other)  // \\ and \" (the scan allowed nothing else)
+            }
+            index += 2
+        }
+        return String(decoding: unescaped, as: UTF8.self)
+    }
+
+    /// Checks the arguments up to the end of the line and appends where each
+    /// sits to `spans` (emptied first), making no String.
+    mutating func scanSpans(into spans: inout [ArgumentSpan]) throws(ProtocolError) {
+        spans.removeAll(keepingCapacity: true)
         while index < bytes.count {
             guard bytes[index] == ASCII.space else {
                 throw ProtocolError(.badSyntax, "Expected a space at byte \(index + 1).")
@@ -169,21 +245,19 @@ struct ArgumentScanner {
                 throw ProtocolError(.badSyntax, "Expected '=' after the key at byte \(keyStart + 1).")
             }
             index += 1
-            let key = Grammar.string(bytes, keyRange)
-            let value = try scanValue()
-            if arguments.storage.count >= Arguments.maximumCount {
+            let (value, escaped) = try scanValue()
+            if spans.count >= Arguments.maximumCount {
                 throw ProtocolError(.badArgument, "Too many arguments (at most \(Arguments.maximumCount)).")
             }
-            if arguments.contains(key: key) {
-                throw ProtocolError(.badArgument, "The key '\(key)' appears more than once.")
+            for earlier in spans where Grammar.equal(bytes, earlier.key, keyRange) {
+                throw ProtocolError(.badArgument, "The key '\(Grammar.string(bytes, keyRange))' appears more than once.")
             }
-            arguments.storage.append(Argument(key: key, value: value))
+            spans.append(ArgumentSpan(key: keyRange, value: value, escaped: escaped))
         }
-        return arguments
     }
 
     /// A bare or quoted VALUE; `index` is just after the `=`.
-    private mutating func scanValue() throws(ProtocolError) -> String {
+    private mutating func scanValue() throws(ProtocolError) -> (Range<Int>, escaped: Bool) {
         if index < bytes.count, bytes[index] == ASCII.quote { return try scanQuotedValue() }
         let start = index
         // A local cursor (scanning through `self.index` stored every step).
@@ -210,14 +284,14 @@ struct ArgumentScanner {
         guard index > start else {
             throw ProtocolError(.badSyntax, "Empty value at byte \(start + 1): write \"\" for an empty value.")
         }
-        return Grammar.string(bytes, start..<index)
+        return (start..<index, false)
     }
 
-    private mutating func scanQuotedValue() throws(ProtocolError) -> String {
+    private mutating func scanQuotedValue() throws(ProtocolError) -> (Range<Int>, escaped: Bool) {
         let open = index
         index += 1
         let start = index
-        var unescaped: [UInt8]? = nil  // made only when the value holds an escape
+        var escaped = false
         while true {
             guard index < bytes.count else {
                 throw ProtocolError(.badSyntax, "Unterminated quoted value starting at byte \(open + 1).")
@@ -232,25 +306,16 @@ struct ArgumentScanner {
                 guard index + 1 < bytes.count else {
                     throw ProtocolError(.badSyntax, "Unterminated quoted value starting at byte \(open + 1).")
                 }
-                let replacement: UInt8
                 switch bytes[index + 1] {
-                case ASCII.backslash: replacement = ASCII.backslash
-                case ASCII.quote: replacement = ASCII.quote
-                case UInt8(ascii: "n"): replacement = UInt8(ascii: "\n")
-                case UInt8(ascii: "r"): replacement = UInt8(ascii: "\r")
-                case UInt8(ascii: "t"): replacement = UInt8(ascii: "\t")
+                case ASCII.backslash, ASCII.quote, UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                    escaped = true
                 default:
                     throw ProtocolError(
                         .badSyntax, "Unknown escape at byte \(index + 1): only \\\\ \\\" \\n \\r \\t are allowed.")
                 }
-                if unescaped == nil {
-                    unescaped = Array(UnsafeBufferPointer(rebasing: bytes[start..<index]))
-                }
-                unescaped!.append(replacement)
                 index += 2
                 continue
             }
-            unescaped?.append(b)
             index += 1
         }
         let end = index
@@ -258,7 +323,6 @@ struct ArgumentScanner {
         guard index == bytes.count || bytes[index] == ASCII.space else {
             throw ProtocolError(.badSyntax, "Expected a space after the quoted value at byte \(index + 1).")
         }
-        if let unescaped { return String(decoding: unescaped, as: UTF8.self) }
-        return Grammar.string(bytes, start..<end)
+        return (start..<end, escaped)
     }
 }

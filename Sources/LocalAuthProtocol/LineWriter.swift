@@ -15,7 +15,8 @@ public struct LineWriter: Sendable {
 
     public init(capacity: Int = 0) {
         bytes = []
-        bytes.reserveCapacity(capacity)
+        // Even reserveCapacity(0) allocates: the server makes a writer per reply.
+        if capacity > 0 { bytes.reserveCapacity(capacity) }
     }
 
     /// Drops the first `count` bytes (those write(2) took), keeping capacity.
@@ -36,6 +37,14 @@ public struct LineWriter: Sendable {
         appendRaw(status.rawValue)
     }
 
+    /// Starts `TAG STATUS` with the tag's bytes as the request had them
+    /// (already checked by `RequestScanner`).
+    public mutating func beginResponse(tag: UnsafeBufferPointer<UInt8>, status: Response.Status) {
+        bytes.append(contentsOf: tag)
+        bytes.append(ASCII.space)
+        appendRaw(status.rawValue)
+    }
+
     /// Starts `TAG VERB` (clients).
     public mutating func beginRequest(tag: String, verb: String) {
         appendRaw(tag)
@@ -49,6 +58,16 @@ public struct LineWriter: Sendable {
         appendRaw(key)
         bytes.append(ASCII.equals)
         appendValue(value)
+    }
+
+    /// Appends ` KEY=VALUE` for a value that never needs quotes (a wire
+    /// name from the protocol's tables), skipping the check for them.
+    public mutating func append(key: String, bareValue value: String) {
+        assert(!LineWriter.needsQuotes(value), "not a bare value: \(value)")
+        bytes.append(ASCII.space)
+        appendRaw(key)
+        bytes.append(ASCII.equals)
+        appendRaw(value)
     }
 
     /// Appends ` KEY=N` in decimal.

@@ -25,11 +25,9 @@ public struct Request: Sendable, Equatable {
 
     /// Parses one line (without its LF).
     public static func parse(_ line: UnsafeBufferPointer<UInt8>) -> RequestParseResult {
-        do throws(RequestFailure) {
-            return .request(try parseOrThrow(line))
-        } catch {
-            return .failure(error)
-        }
+        var scanner = RequestScanner()
+        if let failure = scanner.scan(line) { return .failure(failure) }
+        return .request(scanner.request)
     }
 
     /// Parses one line (without its LF), e.g. a `LineSplitter` slice.
@@ -41,43 +39,6 @@ public struct Request: Sendable, Equatable {
     public static func parse(_ line: String) -> RequestParseResult {
         var line = line
         return line.withUTF8 { parse($0) }
-    }
-
-    private static func parseOrThrow(_ bytes: UnsafeBufferPointer<UInt8>) throws(RequestFailure) -> Request {
-        guard !bytes.isEmpty else {
-            throw RequestFailure(tag: nil, error: ProtocolError(.badSyntax, "Empty line."))
-        }
-        var index = 0
-        while index < bytes.count, bytes[index] != ASCII.space { index += 1 }
-        guard Grammar.isValidTag(UnsafeBufferPointer(rebasing: bytes[0..<index])) else {
-            throw RequestFailure(
-                tag: nil,
-                error: ProtocolError(
-                    .badSyntax, "Bad tag: a tag is 1 to 32 characters of A-Z a-z 0-9 . _ -, then a space and a verb."))
-        }
-        let tag = Grammar.string(bytes, 0..<index)
-        func failure(_ error: ProtocolError) -> RequestFailure { RequestFailure(tag: tag, error: error) }
-
-        switch Grammar.checkText(bytes) {
-        case .valid: break
-        case .nul(let at): throw failure(ProtocolError(.badSyntax, "NUL byte at byte \(at + 1)."))
-        case .invalidUTF8(let at): throw failure(ProtocolError(.badSyntax, "Invalid UTF-8 at byte \(at + 1)."))
-        }
-        guard index < bytes.count else { throw failure(ProtocolError(.badSyntax, "Missing verb after the tag.")) }
-        index += 1
-        let verbStart = index
-        while index < bytes.count, bytes[index] != ASCII.space { index += 1 }
-        guard Grammar.isValidName(UnsafeBufferPointer(rebasing: bytes[verbStart..<index])) else {
-            throw failure(
-                ProtocolError(.badSyntax, "Bad verb: verbs are [a-z][a-z0-9-]*, at most 32 characters."))
-        }
-        let verb = Grammar.string(bytes, verbStart..<index)
-        var scanner = ArgumentScanner(bytes: bytes, index: index)
-        do throws(ProtocolError) {
-            return Request(tag: tag, verb: verb, arguments: try scanner.scanArguments())
-        } catch {
-            throw failure(error)
-        }
     }
 }
 

@@ -33,18 +33,49 @@ final class Authenticator {
             return .rejected(rejection)
         case .success(let events):
             for event in events {
-                let seq: UInt64
-                do {
-                    seq = try recorder.record(event)
-                } catch {
-                    return .unavailable("\(error)")
-                }
-                state.apply(event)
-                if event.body.isDurableBeforeReply { revealGate = seq }
-                observe(seq, event)
+                if let problem = commit(event) { return .unavailable(problem) }
             }
             return .events(events)
         }
+    }
+
+    /// can-evaluate, the hot command: the core's rule gives one event, which
+    /// is committed like `execute`'s, without the event array.
+    func canEvaluate(_ ctx: ContextID, policy: Policy, now: Int64) -> Result<EventBody, CheckRefusal> {
+        if let failure = recorder.failure { return .failure(.unavailable(failure)) }
+        switch read({ $0.canEvaluate(ctx, policy: policy, now: now) }) {
+        case .failure(let rejection):
+            return .failure(.rejected(rejection))
+        case .success(let body):
+            if let problem = commit(Event(time: now, body)) { return .failure(.unavailable(problem)) }
+            return .success(body)
+        }
+    }
+
+    /// Reads the live state without copying it. A method called on the
+    /// stored property gets a copy (a retain and a release of each of its
+    /// collections, to guard against writes during the call); through an
+    /// inout parameter it is borrowed in place. `read` must not change it.
+    func read<Value>(_ read: (inout AuthState) -> Value) -> Value { read(&state) }
+
+    enum CheckRefusal: Error {
+        case rejected(Rejection)
+        case unavailable(String)
+    }
+
+    /// Records one decided event, folds it, and moves the reveal gate;
+    /// returns why not when the log refused it.
+    private func commit(_ event: Event) -> String? {
+        let seq: UInt64
+        do {
+            seq = try recorder.record(event)
+        } catch {
+            return "\(error)"
+        }
+        state.apply(event)
+        if event.body.isDurableBeforeReply { revealGate = seq }
+        observe(seq, event)
+        return nil
     }
 
     /// The seq that output produced now must wait for (0 = none). If the log

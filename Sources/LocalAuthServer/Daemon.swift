@@ -126,6 +126,8 @@ public enum Daemon {
                 // then needs no journal commit for a new size (FORMAT.md).
                 // 256 KiB steps: bigger ones pause the loop visibly (p99).
                 preallocation: max(4096, min(256 << 10, configuration.log.segmentSize / 8)),
+                // Nothing in the daemon reads history; `localauthctl log` indexes on its own open.
+                indexesAppends: false,
                 onDurable: { _ in try? wake.post() },
                 onFailure: { writeFailure in
                     failure.set("\(writeFailure)")

@@ -80,18 +80,20 @@ extension Server {
     }
 
     /// `TAG OK` with the arguments `write` appends: hot verbs write their
-    /// values straight in, with no pairs array. The shared writer is moved
-    /// into a local for the line, so each append is not a dynamic
-    /// exclusivity check on the class property.
+    /// values straight in, with no pairs array, into the connection's
+    /// output when nothing holds it back (`sendLine`).
     func replyOK(_ connection: Connection, _ tag: String, _ write: (inout LineWriter) -> Void) {
-        var line = LineWriter()
-        swap(&line, &writer)
-        line.bytes.removeAll(keepingCapacity: true)
-        line.beginResponse(tag: tag, status: .ok)
-        write(&line)
-        line.endLine()
-        send(line.bytes, to: connection)
-        swap(&line, &writer)
+        var tag = tag
+        tag.withUTF8 { replyOK(connection, tag: $0, write) }
+    }
+
+    /// The same, with the tag's bytes as the request had them.
+    func replyOK(_ connection: Connection, tag: UnsafeBufferPointer<UInt8>, _ write: (inout LineWriter) -> Void) {
+        sendLine(to: connection) { line in
+            line.beginResponse(tag: tag, status: .ok)
+            write(&line)
+            line.endLine()
+        }
     }
 
     func reply(_ connection: Connection, _ tag: String, _ failure: Failure, biometry: BiometryType? = nil) {

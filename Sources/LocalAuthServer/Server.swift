@@ -70,6 +70,8 @@ final class Server {
     let testHangSeconds = DaemonLog.testHangSeconds()
     var readBuffer = [UInt8](repeating: 0, count: 65536)
     var writer = LineWriter(capacity: 4096)
+    /// Checks each request line in place (its span buffer is reused).
+    var requestScanner = RequestScanner()
     /// Reloads the configuration files (SIGHUP); nil = nothing to reload.
     var reload: (() throws -> DaemonConfiguration)?
 
@@ -97,12 +99,23 @@ final class Server {
         try ticker.arm(afterNanoseconds: 100_000_000, intervalNanoseconds: 100_000_000)
     }
 
-    var now: Int64 { WallClock.nowMicros() }
+    /// The wall clock, read at most once per loop turn: the events of one
+    /// turn share a time (a turn is bounded by the read budget, far below
+    /// the seconds that S-5..S-11 and the prompt timeout measure).
+    var now: Int64 {
+        if let cached = turnClock { return cached }
+        let current = WallClock.nowMicros()
+        turnClock = current
+        return current
+    }
+    /// `now` of this loop turn, once read.
+    var turnClock: Int64?
 
     /// Runs until SIGTERM/SIGINT, then shuts down cleanly (S-32).
     func run() throws {
         while !stopping {
             let ready = try epoll.wait(timeoutMilliseconds: 1000)
+            turnClock = nil
             for event in ready {
                 switch event.data {
                 case Token.listener.rawValue: acceptAll()
@@ -211,6 +224,31 @@ final class Server {
             connection.inHolding = true
             holding.append(connection)
         }
+        queued(on: connection)
+    }
+
+    /// Writes one line with `write`: straight into the connection's output
+    /// when nothing holds it back (no copy), else through `send`.
+    func sendLine(to connection: Connection, _ write: (inout LineWriter) -> Void) {
+        if (logFailure != nil || authenticator.gate == 0) && !connection.isHolding {
+            var line = LineWriter()
+            swap(&line.bytes, &connection.output)
+            write(&line)
+            swap(&line.bytes, &connection.output)
+            return queued(on: connection)
+        }
+        var line = LineWriter()
+        swap(&line, &writer)
+        line.bytes.removeAll(keepingCapacity: true)
+        write(&line)
+        send(line.bytes, to: connection)
+        swap(&line, &writer)
+    }
+
+    /// After output was queued: the connection is flushed at the end of
+    /// the turn, early when a lot is queued, or refused when its peer does
+    /// not read.
+    private func queued(on connection: Connection) {
         markForFlush(connection)
         // Write early when a lot is queued, so a client that reads while it
         // pipelines is not mistaken for one that does not read; the events

@@ -108,17 +108,29 @@ extension Server {
             case .line(let line):
                 counters.requests += 1
                 connection.partialLineSince = nil
-                switch Request.parse(line) {
-                case .failure(let failure):
-                    counters.badLines += 1
-                    writer.bytes.removeAll(keepingCapacity: true)
-                    writer.append(failure)
-                    send(writer.bytes, to: connection)
-                case .request(let request):
-                    dispatch(request, on: connection)
-                }
+                // `line` keeps the splitter's storage alive while it is read.
+                line.withUnsafeBufferPointer { handle($0, on: connection) }
             }
         }
+    }
+
+    /// One request line: checked in place; the hot verb is answered from
+    /// its bytes, the others get a `Request` of Strings.
+    func handle(_ line: UnsafeBufferPointer<UInt8>, on connection: Connection) {
+        // The scanner is moved into a local for the line (and back): calls on
+        // the stored property would copy it, retaining its span buffer.
+        var scanner = RequestScanner()
+        swap(&scanner, &requestScanner)
+        defer { swap(&scanner, &requestScanner) }
+        if let failure = scanner.scan(line) {
+            counters.badLines += 1
+            writer.bytes.removeAll(keepingCapacity: true)
+            writer.append(failure)
+            send(writer.bytes, to: connection)
+            return
+        }
+        if scanner.verbIs(.canEvaluate), canEvaluateInPlace(scanner, connection) { return }
+        dispatch(scanner.request, on: connection)
     }
 
     /// The client finished sending (EOF) or went away: its contexts end

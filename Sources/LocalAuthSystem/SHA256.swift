@@ -1,8 +1,9 @@
-// SHA256 through OpenSSL's EVP interface: a one-shot hash and an incremental
-// Hasher. The digest method is fetched once per process (an EVP_MD is
-// immutable and shared between threads), which keeps small one-shot hashes
-// cheap. OpenSSL fails here only when it cannot allocate, which stops the
-// process like any other allocation failure.
+// SHA256 through OpenSSL: a one-shot hash (EVP), and the two-part hash of
+// the log's chain step (low-level API, nothing allocated). The EVP digest
+// method is fetched once per process (an EVP_MD is immutable and shared
+// between threads), which keeps small one-shot hashes cheap. OpenSSL fails
+// here only when it cannot allocate, which stops the process like any other
+// allocation failure.
 import COpenSSL
 
 public enum SHA256 {
@@ -22,41 +23,19 @@ public enum SHA256 {
         bytes.withUnsafeBytes { hash($0) }
     }
 
-    /// Hashes data given in pieces; `finalize()` returns the digest and
-    /// starts over, so one Hasher can be reused.
-    public final class Hasher {
-        private let context: OpaquePointer
-
-        public init() {
-            guard let context = EVP_MD_CTX_new() else { preconditionFailure("EVP_MD_CTX_new failed") }
-            self.context = context
-            start()
-        }
-
-        deinit { EVP_MD_CTX_free(context) }
-
-        public func update(_ bytes: UnsafeRawBufferPointer) {
-            precondition(EVP_DigestUpdate(context, bytes.baseAddress, bytes.count) == 1, "EVP_DigestUpdate failed")
-        }
-
-        public func update(_ bytes: [UInt8]) {
-            bytes.withUnsafeBytes { update($0) }
-        }
-
-        public func finalize() -> [UInt8] {
-            let digest = [UInt8](unsafeUninitializedCapacity: digestSize) { digest, initialized in
-                var length: UInt32 = 0
-                let ok = EVP_DigestFinal_ex(context, digest.baseAddress, &length)
-                precondition(ok == 1 && length == UInt32(digestSize), "EVP_DigestFinal_ex failed")
-                initialized = digestSize
-            }
-            start()
-            return digest
-        }
-
-        private func start() {
-            precondition(EVP_DigestInit_ex(context, method, nil) == 1, "EVP_DigestInit_ex(SHA256) failed")
-        }
+    /// SHA-256(first || second) into `digest` (32 bytes), with nothing
+    /// allocated: the log's chain step runs once per record. Uses the
+    /// low-level API (a context on the stack, no EVP dispatch).
+    public static func hash(
+        _ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, into digest: UnsafeMutableRawBufferPointer
+    ) {
+        precondition(digest.count >= digestSize)
+        var context = SHA256_CTX()
+        let ok = SHA256_Init(&context) == 1
+            && SHA256_Update(&context, first.baseAddress, first.count) == 1
+            && SHA256_Update(&context, second.baseAddress, second.count) == 1
+            && SHA256_Final(digest.baseAddress!.assumingMemoryBound(to: UInt8.self), &context) == 1
+        precondition(ok, "SHA256 failed")
     }
 
     /// Fetched once; safe to share (OpenSSL documents EVP_MD as thread-safe once fetched).

@@ -44,15 +44,15 @@ final class SHA256Tests: XCTestCase {
                        "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
     }
 
-    func testHasherMatchesOneShotAndIsReusable() {
-        let hasher = SHA256.Hasher()
-        let chunk = [UInt8](repeating: UInt8(ascii: "a"), count: 1000)
-        for _ in 0..<1000 { hasher.update(chunk) }
-        XCTAssertEqual(Hex.encode(hasher.finalize()),
-                       "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
-        hasher.update(Array("ab".utf8))
-        hasher.update(Array("c".utf8))
-        XCTAssertEqual(hasher.finalize(), SHA256.hash(Array("abc".utf8)))
+    func testTwoPartHashIsTheHashOfTheConcatenation() {
+        var generator = SplitMix(seed: 7)
+        for (first, second) in [(0, 0), (0, 3), (32, 0), (32, 80), (55, 9), (64, 64), (1000, 1)] {
+            let a = (0..<first).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let b = (0..<second).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            var digest = [UInt8](repeating: 0, count: 32)
+            a.withUnsafeBytes { a in b.withUnsafeBytes { b in digest.withUnsafeMutableBytes { SHA256.hash(a, b, into: $0) } } }
+            XCTAssertEqual(digest, SHA256.hash(a + b), "\(first)+\(second) bytes")
+        }
     }
 }
 

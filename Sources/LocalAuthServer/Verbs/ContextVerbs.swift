@@ -68,21 +68,48 @@ extension Server {
 
     func canEvaluate(_ request: Request, _ connection: Connection) {
         guard let ctx = ownedContext(request, connection), let policy = policy(request, connection) else { return }
-        let outcome = run(.canEvaluate(ctx: ctx, policy: policy), connection: connection, tag: request.tag, now: now)
-        guard let events = events(outcome, connection, request.tag) else { return }
-        for event in events {
-            guard case .policyChecked(let uid, _, _, let biometry, let result, let reason) = event.body else { continue }
+        var tag = request.tag
+        tag.withUTF8 { answerCanEvaluate(ctx, policy: policy, tag: $0, connection) }
+    }
+
+    /// can-evaluate straight from the scanned line, when it is the usual
+    /// one: exactly `ctx=` and `policy=`, plain values, a context this
+    /// connection owns, a known policy, a log that records. Anything else
+    /// returns false and goes through `dispatch` and `canEvaluate(_:_:)`,
+    /// which give every error its usual answer; nothing was recorded yet.
+    func canEvaluateInPlace(_ scanner: borrowing RequestScanner, _ connection: Connection) -> Bool {
+        guard logFailure == nil, scanner.arguments.count == 2,
+              let ctxSpan = scanner.span(for: "ctx"), !ctxSpan.escaped,
+              let policySpan = scanner.span(for: "policy"), !policySpan.escaped,
+              let ctx = ContextID(hex: scanner.rawValue(ctxSpan)), connection.contexts.contains(ctx),
+              let policy = Policy(wireName: String(decoding: scanner.rawValue(policySpan), as: UTF8.self))
+        else { return false }
+        let tag = UnsafeBufferPointer(rebasing: scanner.bytes[scanner.tag])
+        answerCanEvaluate(ctx, policy: policy, tag: tag, connection)
+        return true
+    }
+
+    /// Runs the check (S-17..S-20) and answers it.
+    func answerCanEvaluate(_ ctx: ContextID, policy: Policy, tag: UnsafeBufferPointer<UInt8>, _ connection: Connection) {
+        switch authenticator.canEvaluate(ctx, policy: policy, now: now) {
+        case .failure(.rejected(let rejection)):
+            reply(connection, String(decoding: tag, as: UTF8.self), rejection)
+        case .failure(.unavailable):
+            // The cause (paths, errno) goes to the journal, not to clients.
+            reply(connection, String(decoding: tag, as: UTF8.self),
+                  ProtocolError(.unavailable, "The event log cannot record events; refusing to act."))
+        case .success(let body):
+            guard case .policyChecked(let uid, _, _, let biometry, let result, let reason) = body else { return }
             if let code = result {
                 var failure = Failure(code, reason: reason)
                 if reason == "passcode-required" { failure.message = "Passcode is required to enable biometry." }
-                return reply(connection, request.tag, failure, biometry: biometry)
+                return reply(connection, String(decoding: tag, as: UTF8.self), failure, biometry: biometry)
             }
-            // Read the token in place: `user(uid)` would copy the whole UserState.
-            let token = authenticator.state.users[uid]?.domainState ?? ""
-            let showsToken = (policy == .biometrics || policy == .biometricsOrCompanion) && !token.isEmpty
-            return replyOK(connection, request.tag) { line in
-                line.append(key: "biometry", value: biometry.wireName)
-                if showsToken { line.append(key: "domain-state", value: token) }
+            let showsToken = policy == .biometrics || policy == .biometricsOrCompanion
+            let token = showsToken ? authenticator.read { $0.domainState(uid) } : ""
+            replyOK(connection, tag: tag) { line in
+                line.append(key: "biometry", bareValue: biometry.wireName)
+                if !token.isEmpty { line.append(key: "domain-state", value: token) }
             }
         }
     }

@@ -1,0 +1,106 @@
+// A request line parsed in place: where the tag, the verb and each argument
+// sit in the caller's bytes, checked against the whole grammar, with no
+// String made. `Request.parse` is this plus `request`; the server keeps one
+// scanner (its span buffer is reused) and answers its hot verb straight
+// from the bytes, making Strings only for the verbs that need them.
+
+/// Scans request lines; reusable (no allocation once its buffer has grown).
+public struct RequestScanner {
+    /// The line scanned last. Valid only while the caller's buffer is: use
+    /// the scanner's results before the next `scan` and before that buffer
+    /// changes.
+    public private(set) var bytes = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
+    public private(set) var tag: Range<Int> = 0..<0
+    public private(set) var verb: Range<Int> = 0..<0
+    public private(set) var arguments: [ArgumentSpan] = []
+
+    public init() {}
+
+    /// Checks one line (without its LF); nil when it is a request, else why
+    /// not, with the same tag and error `Request.parse` gives:
+    ///   - empty line, or a first word that is not a valid TAG -> tag nil (`*`), bad-syntax;
+    ///   - a valid TAG, then invalid UTF-8 or a NUL anywhere -> that tag, bad-syntax;
+    ///   - a valid TAG, then a malformed VERB, KEY, VALUE or spacing -> that tag, bad-syntax;
+    ///   - a repeated key, or more than `Arguments.maximumCount` -> that tag, bad-argument.
+    public mutating func scan(_ line: UnsafeBufferPointer<UInt8>) -> RequestFailure? {
+        bytes = line
+        tag = 0..<0
+        verb = 0..<0
+        arguments.removeAll(keepingCapacity: true)
+        guard !line.isEmpty else {
+            return RequestFailure(tag: nil, error: ProtocolError(.badSyntax, "Empty line."))
+        }
+        var index = 0
+        while index < line.count, line[index] != ASCII.space { index += 1 }
+        guard Grammar.isValidTag(UnsafeBufferPointer(rebasing: line[0..<index])) else {
+            return RequestFailure(
+                tag: nil,
+                error: ProtocolError(
+                    .badSyntax, "Bad tag: a tag is 1 to 32 characters of A-Z a-z 0-9 . _ -, then a space and a verb."))
+        }
+        tag = 0..<index
+        switch Grammar.checkText(line) {
+        case .valid: break
+        case .nul(let at): return failure(ProtocolError(.badSyntax, "NUL byte at byte \(at + 1)."))
+        case .invalidUTF8(let at): return failure(ProtocolError(.badSyntax, "Invalid UTF-8 at byte \(at + 1)."))
+        }
+        guard index < line.count else { return failure(ProtocolError(.badSyntax, "Missing verb after the tag.")) }
+        index += 1
+        let verbStart = index
+        while index < line.count, line[index] != ASCII.space { index += 1 }
+        guard Grammar.isValidName(UnsafeBufferPointer(rebasing: line[verbStart..<index])) else {
+            return failure(ProtocolError(.badSyntax, "Bad verb: verbs are [a-z][a-z0-9-]*, at most 32 characters."))
+        }
+        verb = verbStart..<index
+        var scanner = ArgumentScanner(bytes: line, index: index)
+        do throws(ProtocolError) {
+            try scanner.scanSpans(into: &arguments)
+        } catch {
+            return failure(error)
+        }
+        return nil
+    }
+
+    private func failure(_ error: ProtocolError) -> RequestFailure {
+        RequestFailure(tag: tagString, error: error)
+    }
+
+    /// The tag as a String.
+    public var tagString: String { Grammar.string(bytes, tag) }
+
+    /// Whether the verb is `verb`, compared byte by byte.
+    public func verbIs(_ verb: Verb) -> Bool {
+        var name = verb.rawValue
+        guard name.utf8.count == self.verb.count else { return false }
+        return name.withUTF8 { Grammar.equal(UnsafeBufferPointer(rebasing: bytes[self.verb]), $0) }
+    }
+
+    /// Where the value of `key` is, or nil when the key is absent.
+    public func span(for key: StaticString) -> ArgumentSpan? {
+        let name = UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount)
+        for argument in arguments where Grammar.equal(UnsafeBufferPointer(rebasing: bytes[argument.key]), name) {
+            return argument
+        }
+        return nil
+    }
+
+    /// Whether every key is one of `keys`.
+    public func hasOnlyKeys(_ keys: StaticString...) -> Bool {
+        arguments.allSatisfy { argument in
+            keys.contains { key in
+                Grammar.equal(UnsafeBufferPointer(rebasing: bytes[argument.key]),
+                              UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+            }
+        }
+    }
+
+    /// The bytes of a value as written (escapes not undone).
+    public func rawValue(_ span: ArgumentSpan) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(rebasing: bytes[span.value])
+    }
+
+    /// The request with Strings, as `Request.parse` returns it.
+    public var request: Request {
+        Request(tag: tagString, verb: Grammar.string(bytes, verb), arguments: ArgumentScanner.arguments(arguments, in: bytes))
+    }
+}
