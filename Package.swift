@@ -34,7 +34,11 @@ let package = Package(
 
         // I/O layers.
         .target(name: "LocalAuthSystem", dependencies: ["CLocalAuthShim", "CSystemd", "CXCrypt", "COpenSSL"]),
-        .target(name: "LocalAuthLog", dependencies: ["LocalAuthCore", "LocalAuthSystem"], exclude: ["FORMAT.md"]),
+        // The writer's state is only touched under its lock; the dynamic
+        // exclusivity checks on it cost ~120 instructions per appended record
+        // (docs/BENCHMARKS.md), so release builds drop them as the server's do.
+        .target(name: "LocalAuthLog", dependencies: ["LocalAuthCore", "LocalAuthSystem"], exclude: ["FORMAT.md"],
+                swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]),
         // The event loop's state is confined to one thread. Its dynamic
         // exclusivity checks cost ~15% of the daemon's CPU per request
         // (docs/BENCHMARKS.md), so release builds drop them; debug builds,

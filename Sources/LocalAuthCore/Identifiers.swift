@@ -16,6 +16,12 @@ public struct ContextID: Hashable, Sendable, Comparable, CustomStringConvertible
         self.low = low
     }
 
+    /// One word into the (seeded) hasher, not two: both halves are random,
+    /// and every request looks its context up more than once.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(high ^ low)
+    }
+
     /// Exactly 32 hex digits (either case); anything else is not an id.
     public init?(hex: some StringProtocol) {
         // Every request names its context: parse the UTF-8 in place rather
@@ -34,14 +40,21 @@ public struct ContextID: Hashable, Sendable, Comparable, CustomStringConvertible
 
     private static func parseHex(_ utf8: UnsafeBufferPointer<UInt8>) -> ContextID? {
         guard utf8.count == 32 else { return nil }
-        var high: UInt64 = 0
-        var low: UInt64 = 0
-        for index in 0..<16 {
-            guard let h = nibble(utf8[index]), let l = nibble(utf8[16 + index]) else { return nil }
-            high = high << 4 | UInt64(h)
-            low = low << 4 | UInt64(l)
+        // Branch-free per digit (every request names its context): the
+        // table gives 0...15, or 0xFF for a byte that is not a hex digit,
+        // and the OR of all of them says whether one was not.
+        return hexDigitValues.withUnsafeBufferPointer { table in
+            var high: UInt64 = 0
+            var low: UInt64 = 0
+            var seen: UInt8 = 0
+            for index in 0..<16 {
+                let h = table[Int(utf8[index])], l = table[Int(utf8[16 + index])]
+                seen |= h | l
+                high = high << 4 | UInt64(h & 0xF)
+                low = low << 4 | UInt64(l & 0xF)
+            }
+            return seen & 0xF0 == 0 ? ContextID(high: high, low: low) : nil
         }
-        return ContextID(high: high, low: low)
     }
 
     /// 16 bytes, big-endian, as the log stores it.
@@ -75,13 +88,14 @@ public struct ContextID: Hashable, Sendable, Comparable, CustomStringConvertible
     public static func < (lhs: ContextID, rhs: ContextID) -> Bool {
         (lhs.high, lhs.low) < (rhs.high, rhs.low)
     }
+}
 
-    private static func nibble(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
-        }
+/// Each byte's value as a hex digit (either case), 0xFF if it is not one.
+private let hexDigitValues: [UInt8] = (0...255).map { byte in
+    switch UInt8(byte) {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): return UInt8(byte) - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): return UInt8(byte) - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): return UInt8(byte) - UInt8(ascii: "A") + 10
+    default: return 0xFF
     }
 }

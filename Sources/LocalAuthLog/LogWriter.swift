@@ -45,12 +45,12 @@ extension LogWriter.State {
         let seq = nextSeq
         if segmentEnd + size > segmentSize && segmentEnd > SegmentHeader.size {
             if let current { sealed.append(current) }
-            current = PendingChunk(segment: seq, createsSegment: true, offset: SegmentHeader.size, bytes: [], lastSeq: seq)
+            current = PendingChunk(segment: seq, createsSegment: true, offset: SegmentHeader.size, bytes: takeSpare(), lastSeq: seq)
             segment = seq
             segmentEnd = SegmentHeader.size
             index.addSegment(seq)
         } else if current == nil {
-            current = PendingChunk(segment: segment, createsSegment: false, offset: segmentEnd, bytes: [], lastSeq: seq)
+            current = PendingChunk(segment: segment, createsSegment: false, offset: segmentEnd, bytes: takeSpare(), lastSeq: seq)
         }
         current!.bytes.reserveCapacity(4096)
         RecordFormat.encode(seq: seq, time: time, keys: keys, payload: payload, into: &current!.bytes)
@@ -59,6 +59,17 @@ extension LogWriter.State {
         segmentEnd += size
         nextSeq = seq + 1
         return seq
+    }
+}
+
+extension LogWriter.State {
+    /// The buffer of the last written chunk, emptied, for the next one: a
+    /// busy turn appends ~100 KB, which would otherwise be allocated and
+    /// regrown (copied) anew every turn.
+    mutating func takeSpare() -> [UInt8] {
+        var bytes: [UInt8] = []
+        swap(&bytes, &spare)
+        return bytes
     }
 }
 
@@ -82,6 +93,8 @@ final class LogWriter: Sendable {
         var current: PendingChunk?
         /// Taken by a `write`; readable here until written.
         var inflight: [PendingChunk] = []
+        /// An empty buffer with capacity, for the next chunk (`takeSpare`).
+        var spare: [UInt8] = []
         var nextSeq: UInt64
         var segment: UInt64
         var segmentEnd: Int
@@ -171,7 +184,7 @@ final class LogWriter: Sendable {
     /// Throws when the writer has failed (now or before).
     func write() throws(LogError) {
         try appender.withLock { appender throws(LogError) in
-            let batch: [PendingChunk] = try lock.withLock { () throws(LogError) -> [PendingChunk] in
+            var batch: [PendingChunk] = try lock.withLock { () throws(LogError) -> [PendingChunk] in
                 if let failure = lock.state.failure { throw .writeFailed(failure) }
                 var batch = lock.state.sealed
                 if let current = lock.state.current { batch.append(current) }
@@ -182,7 +195,14 @@ final class LogWriter: Sendable {
             }
             if batch.isEmpty { return }
             do throws(SystemError) { try appender.write(batch) } catch { throw .writeFailed(failed(error)) }
-            lock.withLock { lock.state.inflight = [] }
+            var spare = batch.removeLast().bytes
+            batch = []
+            lock.withLock {
+                lock.state.inflight = []
+                // Unique now: emptied in place, its capacity kept (up to 1 MiB).
+                spare.removeAll(keepingCapacity: true)
+                if lock.state.spare.capacity == 0, spare.capacity <= 1 << 20 { lock.state.spare = spare }
+            }
             written.store(appender.writtenSeq, ordering: .releasing)
         }
     }

@@ -172,6 +172,29 @@ public struct ArgumentSpan: Sendable, Equatable {
     public var escaped: Bool
 }
 
+/// The argument spans of one line, in wire order, in storage that is reused
+/// from line to line: emptying is setting the count (an array's
+/// `removeAll(keepingCapacity:)` is a generic call per line).
+public struct ArgumentSpans: RandomAccessCollection {
+    private var storage: [ArgumentSpan] = []
+    public private(set) var endIndex = 0
+
+    public init() {}
+
+    public var startIndex: Int { 0 }
+    public subscript(position: Int) -> ArgumentSpan {
+        precondition(position < endIndex, "span index out of range")
+        return storage[position]
+    }
+
+    mutating func removeAll() { endIndex = 0 }
+
+    mutating func append(_ span: ArgumentSpan) {
+        if endIndex < storage.count { storage[endIndex] = span } else { storage.append(span) }
+        endIndex += 1
+    }
+}
+
 /// Reads `*(SP KEY "=" VALUE)` from a line, after the part before it.
 struct ArgumentScanner {
     let bytes: UnsafeBufferPointer<UInt8>
@@ -180,13 +203,13 @@ struct ArgumentScanner {
     /// Parses arguments up to the end of the line. Errors: `bad-syntax` for
     /// the grammar, `bad-argument` for a repeated key or too many arguments.
     mutating func scanArguments() throws(ProtocolError) -> Arguments {
-        var spans: [ArgumentSpan] = []
+        var spans = ArgumentSpans()
         try scanSpans(into: &spans)
         return ArgumentScanner.arguments(spans, in: bytes)
     }
 
     /// The arguments as Strings (values unescaped).
-    static func arguments(_ spans: [ArgumentSpan], in bytes: UnsafeBufferPointer<UInt8>) -> Arguments {
+    static func arguments(_ spans: ArgumentSpans, in bytes: UnsafeBufferPointer<UInt8>) -> Arguments {
         var arguments = Arguments()
         // One allocation for the usual handful of pairs, not a regrowth per pair.
         arguments.storage.reserveCapacity(max(4, spans.count))
@@ -222,8 +245,8 @@ struct ArgumentScanner {
 
     /// Checks the arguments up to the end of the line and appends where each
     /// sits to `spans` (emptied first), making no String.
-    mutating func scanSpans(into spans: inout [ArgumentSpan]) throws(ProtocolError) {
-        spans.removeAll(keepingCapacity: true)
+    mutating func scanSpans(into spans: inout ArgumentSpans) throws(ProtocolError) {
+        spans.removeAll()
         while index < bytes.count {
             guard bytes[index] == ASCII.space else {
                 throw ProtocolError(.badSyntax, "Expected a space at byte \(index + 1).")

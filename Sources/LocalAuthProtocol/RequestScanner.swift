@@ -12,7 +12,7 @@ public struct RequestScanner {
     public private(set) var bytes = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
     public private(set) var tag: Range<Int> = 0..<0
     public private(set) var verb: Range<Int> = 0..<0
-    public private(set) var arguments: [ArgumentSpan] = []
+    public private(set) var arguments = ArgumentSpans()
 
     public init() {}
 
@@ -26,7 +26,7 @@ public struct RequestScanner {
         bytes = line
         tag = 0..<0
         verb = 0..<0
-        arguments.removeAll(keepingCapacity: true)
+        arguments.removeAll()
         guard !line.isEmpty else {
             return RequestFailure(tag: nil, error: ProtocolError(.badSyntax, "Empty line."))
         }
@@ -56,6 +56,7 @@ public struct RequestScanner {
         do throws(ProtocolError) {
             try scanner.scanSpans(into: &arguments)
         } catch {
+            arguments.removeAll()  // a failed line has no arguments, not the ones before its error
             return failure(error)
         }
         return nil
@@ -75,23 +76,27 @@ public struct RequestScanner {
         return name.withUTF8 { Grammar.equal(UnsafeBufferPointer(rebasing: bytes[self.verb]), $0) }
     }
 
+    /// Whether the key of `span` is `key`.
+    public func keyIs(_ span: ArgumentSpan, _ key: StaticString) -> Bool {
+        Grammar.equal(UnsafeBufferPointer(rebasing: bytes[span.key]),
+                      UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+    }
+
+    /// Whether the value of `span`, as written, is `text`.
+    public func value(_ span: ArgumentSpan, is text: String) -> Bool {
+        var text = text
+        guard text.utf8.count == span.value.count else { return false }
+        return text.withUTF8 { Grammar.equal(UnsafeBufferPointer(rebasing: bytes[span.value]), $0) }
+    }
+
     /// Where the value of `key` is, or nil when the key is absent.
     public func span(for key: StaticString) -> ArgumentSpan? {
-        let name = UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount)
-        for argument in arguments where Grammar.equal(UnsafeBufferPointer(rebasing: bytes[argument.key]), name) {
-            return argument
-        }
-        return nil
+        arguments.first { keyIs($0, key) }
     }
 
     /// Whether every key is one of `keys`.
     public func hasOnlyKeys(_ keys: StaticString...) -> Bool {
-        arguments.allSatisfy { argument in
-            keys.contains { key in
-                Grammar.equal(UnsafeBufferPointer(rebasing: bytes[argument.key]),
-                              UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
-            }
-        }
+        arguments.allSatisfy { argument in keys.contains { keyIs(argument, $0) } }
     }
 
     /// The bytes of a value as written (escapes not undone).

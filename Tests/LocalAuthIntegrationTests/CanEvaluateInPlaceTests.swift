@@ -327,7 +327,7 @@ final class CanEvaluateInPlaceTests: IntegrationTestCase {
             if let policy = expected.policy { recorded.append("\(policy):\(reply.status == .ok ? "ok" : reply.errorName ?? "?")") }
         }
         XCTAssertEqual(client.pending, [], "one reply per line")
-        XCTAssertEqual(recorded.count, 80)
+        XCTAssertEqual(recorded.count, 120)
         XCTAssertEqual(try policyChecks(daemon, ctx: ctx), recorded)
         XCTAssertEqual(try policyChecks(daemon, ctx: foreign), [])
     }

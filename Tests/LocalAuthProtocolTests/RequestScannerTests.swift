@@ -83,7 +83,7 @@ final class RequestScannerTests: XCTestCase {
         let line = #"t v k="a b=c" e="" z="0123456789abcdef""#
         scan(line) { scanner, failure in
             XCTAssertNil(failure)
-            guard scanner.arguments.count == 3 else { return XCTFail("\(scanner.arguments)") }
+            guard scanner.arguments.count == 3 else { return XCTFail("\(Array(scanner.arguments))") }
             let k = scanner.arguments[0], e = scanner.arguments[1], z = scanner.arguments[2]
             XCTAssertEqual(k.value, 7..<12)
             XCTAssertEqual(scanner.bytes[6], UInt8(ascii: "\""))
@@ -258,7 +258,7 @@ final class RequestScannerTests: XCTestCase {
             XCTAssertNil(fresh.scan(line))
             XCTAssertEqual(scanner.tag, fresh.tag)
             XCTAssertEqual(scanner.verb, fresh.verb)
-            XCTAssertEqual(scanner.arguments, fresh.arguments)
+            XCTAssertEqual(Array(scanner.arguments), Array(fresh.arguments))
             XCTAssertEqual(scanner.request, fresh.request)
         }
     }
@@ -377,7 +377,7 @@ final class RequestScannerTests: XCTestCase {
                 XCTAssertEqual(reused.tag, fresh.tag, "line \(index)")
                 XCTAssertEqual(reused.verb, fresh.verb, "line \(index)")
                 if case .request(let request) = reference {
-                    XCTAssertEqual(reused.arguments, fresh.arguments, "line \(index)")
+                    XCTAssertEqual(Array(reused.arguments), Array(fresh.arguments), "line \(index)")
                     XCTAssertEqual(text(fresh, fresh.tag), request.tag)
                     XCTAssertEqual(text(fresh, fresh.verb), request.verb)
                     for (span, argument) in zip(fresh.arguments, request.arguments) {

@@ -78,11 +78,13 @@ extension Server {
     /// returns false and goes through `dispatch` and `canEvaluate(_:_:)`,
     /// which give every error its usual answer; nothing was recorded yet.
     func canEvaluateInPlace(_ scanner: borrowing RequestScanner, _ connection: Connection) -> Bool {
-        guard logFailure == nil, scanner.arguments.count == 2,
-              let ctxSpan = scanner.span(for: "ctx"), !ctxSpan.escaped,
-              let policySpan = scanner.span(for: "policy"), !policySpan.escaped,
+        guard logFailure == nil, scanner.arguments.count == 2 else { return false }
+        let first = scanner.arguments[0], second = scanner.arguments[1]
+        let (ctxSpan, policySpan) = scanner.keyIs(first, "ctx") ? (first, second) : (second, first)
+        guard scanner.keyIs(ctxSpan, "ctx"), !ctxSpan.escaped, scanner.keyIs(policySpan, "policy"), !policySpan.escaped,
               let ctx = ContextID(hex: scanner.rawValue(ctxSpan)), connection.contexts.contains(ctx),
-              let policy = Policy(wireName: String(decoding: scanner.rawValue(policySpan), as: UTF8.self))
+              let policy = Policy.allCases.first(where: { scanner.value(policySpan, is: $0.wireName) })
+                ?? Policy(wireName: String(decoding: scanner.rawValue(policySpan), as: UTF8.self))
         else { return false }
         let tag = UnsafeBufferPointer(rebasing: scanner.bytes[scanner.tag])
         answerCanEvaluate(ctx, policy: policy, tag: tag, connection)
@@ -107,10 +109,32 @@ extension Server {
             }
             let showsToken = policy == .biometrics || policy == .biometricsOrCompanion
             let token = showsToken ? authenticator.read { $0.domainState(uid) } : ""
-            replyOK(connection, tag: tag) { line in
-                line.append(key: "biometry", bareValue: biometry.wireName)
-                if !token.isEmpty { line.append(key: "domain-state", value: token) }
+            // The hottest reply, from precomputed pieces (`CheckedReply`).
+            sendLine(to: connection) { line in
+                line.bytes.append(contentsOf: tag)
+                CheckedReply.okBiometry[biometry.rawValue].withUnsafeBufferPointer { line.bytes.append(contentsOf: $0) }
+                if !token.isEmpty {
+                    CheckedReply.domainStateKey.withUnsafeBufferPointer { line.bytes.append(contentsOf: $0) }
+                    line.append(value: token)
+                }
+                line.endLine()
             }
         }
     }
+}
+
+/// The fixed pieces of a successful can-evaluate reply, as bytes:
+/// `TAG OK biometry=NAME[ domain-state=TOKEN]`.
+enum CheckedReply {
+    /// " OK biometry=NAME", indexed by BiometryType.rawValue.
+    static let okBiometry: [[UInt8]] = {
+        var table = [[UInt8]](repeating: [], count: (BiometryType.allCases.map(\.rawValue).max() ?? 0) + 1)
+        for type in BiometryType.allCases {
+            var line = LineWriter()
+            line.append(key: "biometry", value: type.wireName)
+            table[type.rawValue] = Array(" \(Response.Status.ok.rawValue)".utf8) + line.bytes
+        }
+        return table
+    }()
+    static let domainStateKey: [UInt8] = Array(" domain-state=".utf8)
 }
