@@ -8,7 +8,9 @@
 //     anything after lineTooLong;
 //   - Request.parse and Response.parse never crash, whatever the bytes;
 //   - whatever parses re-serialises (LineWriter) to a line that parses to the
-//     same value (the daemon's writer and parser agree).
+//     same value (the daemon's writer and parser agree);
+//   - one RequestScanner reused for every line (as the daemon keeps one)
+//     agrees with a fresh parse, and its ranges stay inside the line.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func protocolFuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let input = UnsafeBufferPointer(start: data, count: size)
@@ -39,7 +41,24 @@ public func protocolFuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 
     return 0
 }
 
+/// The daemon's way: one scanner for every line of a connection.
+nonisolated(unsafe) private var reusedScanner = RequestScanner()
+
 private func checkLine(_ bytes: [UInt8]) {
+    bytes.withUnsafeBufferPointer { line in
+        let failure = reusedScanner.scan(line)
+        switch (Request.parse(line), failure) {
+        case (.failure(let fresh), let reused?):
+            precondition(fresh == reused, "a reused scanner failed differently")
+        case (.request(let fresh), nil):
+            precondition(reusedScanner.request == fresh, "a reused scanner parsed differently")
+            let ranges = [reusedScanner.tag, reusedScanner.verb]
+                + reusedScanner.arguments.flatMap { [$0.key, $0.value] }
+            precondition(ranges.allSatisfy { $0.lowerBound >= 0 && $0.upperBound <= line.count }, "a range outside the line")
+        default:
+            preconditionFailure("a reused scanner and a fresh parse disagree on whether the line parses")
+        }
+    }
     switch Request.parse(bytes) {
     case .failure(let failure):
         if let tag = failure.tag { precondition(!tag.isEmpty, "failure with an empty tag") }
