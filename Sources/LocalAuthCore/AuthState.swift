@@ -62,10 +62,14 @@ extension AuthState {
     /// Why biometry is unusable for this user, as an LAError and wire reason;
     /// nil when a biometric prompt may be shown. Order is S-18 step 3.
     public func biometryUnusable(_ uid: UserID, now: Int64) -> Failure? {
-        if rules.biometryType == .none { return Failure(.biometryNotAvailable) }
         // One copy of the user, fields read from it (each `users.values[i].x`
         // would copy the whole UserState again).
-        let user = user(uid)
+        biometryUnusable(user(uid), now: now)
+    }
+
+    /// For callers that already hold the user's state.
+    func biometryUnusable(_ user: borrowing UserState, now: Int64) -> Failure? {
+        if rules.biometryType == .none { return Failure(.biometryNotAvailable) }
         if !user.passcodeSet { return Failure(.passcodeNotSet) }
         if user.templates.isEmpty { return Failure(.biometryNotEnrolled) }
         if user.biometryLockedOut || user.adminLocked { return Failure(.biometryLockout) }

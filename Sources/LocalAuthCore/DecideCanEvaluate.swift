@@ -6,34 +6,45 @@
 // `LAContext.canEvaluatePolicy` is one) calls it directly, without the
 // event array and the copy of the state that a `Decision` costs.
 
+/// A can-evaluate's answer: the event to record, and the user's domain
+/// state the reply shows (S-19), read with the rest of the user's state.
+public struct PolicyCheck: Sendable, Equatable {
+    public var event: EventBody
+    public var domainState: String
+}
+
 extension AuthState {
     /// The event a can-evaluate records, or why it is refused (S-12, S-18).
-    public func canEvaluate(_ ctx: ContextID, policy: Policy, now: Int64) -> Result<EventBody, Rejection> {
+    public func canEvaluate(_ ctx: ContextID, policy: Policy, now: Int64) -> Result<PolicyCheck, Rejection> {
         guard let context = contexts[ctx] else {
             return .failure(Rejection(.unknownContext, "No such context."))
         }
-        let isOpen = context.isOpen
-        let uid = context.uid
+        // The two fields, taken at once: the optimiser then drops the copy
+        // of the whole ContextState (held across the calls below, it keeps it).
+        let uid = context.uid, isOpen = context.isOpen
         // S-18: an invalidated context answers invalidContext before policy 5 is refused.
         guard policy != .wrist || !isOpen else {
             return .failure(Rejection(.badArgument, "Policy 5 (wrist detection) is not supported."))
         }
-        let failure = policyCheck(uid, isOpen: isOpen, policy: policy, now: now)
+        // One copy of the user for every step of the check.
+        let user = user(uid)
+        let failure = policyCheck(user, isOpen: isOpen, policy: policy, now: now)
         // S-17: after any can-evaluate the context knows the sensor type.
-        return .success(.policyChecked(uid: uid, ctx: ctx, policy: policy, biometry: rules.biometryType,
-                                       result: failure?.code, reason: failure?.reason))
+        let event = EventBody.policyChecked(uid: uid, ctx: ctx, policy: policy, biometry: rules.biometryType,
+                                            result: failure?.code, reason: failure?.reason)
+        return .success(PolicyCheck(event: event, domainState: user.domainState))
     }
 
     /// S-18, steps 1, 2 (after the policy-5 rejection), 3 and 4.
-    func policyCheck(_ uid: UserID, isOpen: Bool, policy: Policy, now: Int64) -> Failure? {
+    func policyCheck(_ user: borrowing UserState, isOpen: Bool, policy: Policy, now: Int64) -> Failure? {
         if !isOpen { return Failure(.invalidContext) }
         switch policy {
         case .companion:
             return Failure(.companionNotAvailable)
         case .biometrics, .biometricsOrCompanion:
-            return biometryUnusable(uid, now: now)
+            return biometryUnusable(user, now: now)
         case .owner:
-            return users[uid]?.passcodeSet == true ? nil : Failure(.passcodeNotSet)
+            return user.passcodeSet ? nil : Failure(.passcodeNotSet)
         case .wrist:
             return Failure(.invalidDimensions)  // unreachable: rejected by callers
         }
@@ -42,6 +53,6 @@ extension AuthState {
 
 extension Decision {
     mutating func canEvaluate(_ ctx: ContextID, policy: Policy) throws {
-        emit(try state.canEvaluate(ctx, policy: policy, now: now).get())
+        emit(try state.canEvaluate(ctx, policy: policy, now: now).get().event)
     }
 }

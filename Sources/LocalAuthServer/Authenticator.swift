@@ -41,14 +41,14 @@ final class Authenticator {
 
     /// can-evaluate, the hot command: the core's rule gives one event, which
     /// is committed like `execute`'s, without the event array.
-    func canEvaluate(_ ctx: ContextID, policy: Policy, now: Int64) -> Result<EventBody, CheckRefusal> {
+    func canEvaluate(_ ctx: ContextID, policy: Policy, now: Int64) -> Result<PolicyCheck, CheckRefusal> {
         if let failure = recorder.failure { return .failure(.unavailable(failure)) }
         switch read({ $0.canEvaluate(ctx, policy: policy, now: now) }) {
         case .failure(let rejection):
             return .failure(.rejected(rejection))
-        case .success(let body):
-            if let problem = commit(Event(time: now, body)) { return .failure(.unavailable(problem)) }
-            return .success(body)
+        case .success(let check):
+            if let problem = commit(Event(time: now, check.event)) { return .failure(.unavailable(problem)) }
+            return .success(check)
         }
     }
 

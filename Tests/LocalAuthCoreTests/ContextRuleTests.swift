@@ -266,6 +266,24 @@ final class ContextRuleTests: XCTestCase {
         XCTAssertEqual(s.log.filter { $0.body.kind == .policyChecked }.count, 3)
     }
 
+    func test_S19_theRuleHandsTheReplyTheDomainStateItCheckedAgainstAndTheEventDecideEmits() {
+        let s = Scenario()
+        s.readyUser(alice)
+        s.newContext(ctx(1), uid: alice)
+        s.newContext(ctx(2), uid: bob)
+        for (context, policy) in [(ctx(1), Policy.biometrics), (ctx(1), .owner), (ctx(1), .companion), (ctx(2), .biometrics)] {
+            guard case .success(let check) = s.state.canEvaluate(context, policy: policy, now: s.now) else {
+                return XCTFail("\(policy) on \(context) was refused")
+            }
+            XCTAssertEqual(check.domainState, s.state.users[s.state.contexts[context]!.uid]?.domainState ?? "")
+            // The daemon's path and decide's give the same one event.
+            XCTAssertEqual(try decide(.canEvaluate(ctx: context, policy: policy), s.state, now: s.now).get().map(\.body),
+                           [check.event])
+        }
+        XCTAssertEqual(s.state.canEvaluate(ctx(9), policy: .owner, now: s.now).map(\.event),
+                       .failure(Rejection(.unknownContext, "No such context.")))
+    }
+
     func test_S20_canEvaluateNeverPromptsAndNeverChangesCounters() {
         let s = Scenario()
         s.readyUser(alice)

@@ -100,15 +100,15 @@ extension Server {
             // The cause (paths, errno) goes to the journal, not to clients.
             reply(connection, String(decoding: tag, as: UTF8.self),
                   ProtocolError(.unavailable, "The event log cannot record events; refusing to act."))
-        case .success(let body):
-            guard case .policyChecked(let uid, _, _, let biometry, let result, let reason) = body else { return }
+        case .success(let check):
+            guard case .policyChecked(_, _, _, let biometry, let result, let reason) = check.event else { return }
             if let code = result {
                 var failure = Failure(code, reason: reason)
                 if reason == "passcode-required" { failure.message = "Passcode is required to enable biometry." }
                 return reply(connection, String(decoding: tag, as: UTF8.self), failure, biometry: biometry)
             }
             let showsToken = policy == .biometrics || policy == .biometricsOrCompanion
-            let token = showsToken ? authenticator.read { $0.domainState(uid) } : ""
+            let token = showsToken ? check.domainState : ""
             // The hottest reply, from precomputed pieces (`CheckedReply`).
             sendLine(to: connection) { line in
                 line.bytes.append(contentsOf: tag)
