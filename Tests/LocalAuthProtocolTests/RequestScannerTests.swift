@@ -362,7 +362,7 @@ final class RequestScannerTests: XCTestCase {
     // MARK: Random lines
 
     func testSeededRandomLinesAgreeWithRequestParseTheReferenceAndRoundTrip() {
-        var random = ScannerRandom(seed: 0x5CA7_7E2)
+        var random = SeededGenerator(seed: 0x5CA7_7E2)
         var reused = RequestScanner()
         var parsed = 0, failedNames: [ProtocolErrorName: Int] = [:], escapedSpans = 0, quotedPlainSpans = 0
         for index in 0..<600 {
@@ -497,7 +497,7 @@ final class RequestScannerTests: XCTestCase {
         }
     }
 
-    private func randomLine(_ random: inout ScannerRandom) -> [UInt8] {
+    private func randomLine(_ random: inout SeededGenerator) -> [UInt8] {
         // Mostly request-shaped, then a few edits with the alphabet's units;
         // one line in eight is nothing but units.
         let units: [[UInt8]] = ["a", "c", "t", "x", "Z", "0", "9", ".", "_", "-", " ", " ", "=", "=", "\"", "\"", "\\",
@@ -543,21 +543,6 @@ private func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
 
 private func text(_ scanner: RequestScanner, _ range: Range<Int>) -> String {
     String(decoding: UnsafeBufferPointer(rebasing: scanner.bytes[range]), as: UTF8.self)
-}
-
-/// SplitMix64, seeded: every run sees the same lines.
-private struct ScannerRandom: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
 
 /// The request grammar (PROTOCOL.md, "Framing") read byte by byte, with no
