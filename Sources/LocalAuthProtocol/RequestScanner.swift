@@ -82,13 +82,6 @@ public struct RequestScanner {
                       UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
     }
 
-    /// Whether the value of `span`, as written, is `text`.
-    public func value(_ span: ArgumentSpan, is text: String) -> Bool {
-        var text = text
-        guard text.utf8.count == span.value.count else { return false }
-        return text.withUTF8 { Grammar.equal(UnsafeBufferPointer(rebasing: bytes[span.value]), $0) }
-    }
-
     /// Where the value of `key` is, or nil when the key is absent.
     public func span(for key: StaticString) -> ArgumentSpan? {
         arguments.first { keyIs($0, key) }

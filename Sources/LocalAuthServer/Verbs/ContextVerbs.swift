@@ -83,8 +83,7 @@ extension Server {
         let (ctxSpan, policySpan) = scanner.keyIs(first, "ctx") ? (first, second) : (second, first)
         guard scanner.keyIs(ctxSpan, "ctx"), !ctxSpan.escaped, scanner.keyIs(policySpan, "policy"), !policySpan.escaped,
               let ctx = ContextID(hex: scanner.rawValue(ctxSpan)), connection.contexts.contains(ctx),
-              let policy = Policy.allCases.first(where: { scanner.value(policySpan, is: $0.wireName) })
-                ?? Policy(wireName: String(decoding: scanner.rawValue(policySpan), as: UTF8.self))
+              let policy = Policy(wireName: String(decoding: scanner.rawValue(policySpan), as: UTF8.self))
         else { return false }
         let tag = UnsafeBufferPointer(rebasing: scanner.bytes[scanner.tag])
         answerCanEvaluate(ctx, policy: policy, tag: tag, connection)
