@@ -23,20 +23,51 @@ public enum Policy: Int, Sendable, CaseIterable, Hashable {
 
     /// Accepts the wire name, the number, or Apple's long Swift/ObjC names.
     public init?(wireName: String) {
-        switch wireName {
-        case "biometrics", "1", "deviceOwnerAuthenticationWithBiometrics",
-             "LAPolicyDeviceOwnerAuthenticationWithBiometrics":
-            self = .biometrics
-        case "owner", "2", "deviceOwnerAuthentication", "LAPolicyDeviceOwnerAuthentication":
-            self = .owner
-        case "companion", "3", "deviceOwnerAuthenticationWithCompanion", "deviceOwnerAuthenticationWithWatch":
-            self = .companion
-        case "biometrics-or-companion", "4", "deviceOwnerAuthenticationWithBiometricsOrCompanion",
-             "deviceOwnerAuthenticationWithBiometricsOrWatch":
-            self = .biometricsOrCompanion
-        case "wrist", "5", "deviceOwnerAuthenticationWithWristDetection":
-            self = .wrist
-        default:
+        var name = wireName
+        guard let policy = name.withUTF8(Policy.named) else { return nil }
+        self = policy
+    }
+
+    /// The same, from UTF-8 bytes (a request's `policy=` read in place).
+    public init?(wireName utf8: UnsafeBufferPointer<UInt8>) {
+        guard let policy = Policy.named(utf8) else { return nil }
+        self = policy
+    }
+
+    /// Every accepted spelling with its policy.
+    static let spellings: [(String, Policy)] = [
+        ("biometrics", .biometrics), ("1", .biometrics), ("deviceOwnerAuthenticationWithBiometrics", .biometrics),
+        ("LAPolicyDeviceOwnerAuthenticationWithBiometrics", .biometrics),
+        ("owner", .owner), ("2", .owner), ("deviceOwnerAuthentication", .owner),
+        ("LAPolicyDeviceOwnerAuthentication", .owner),
+        ("companion", .companion), ("3", .companion), ("deviceOwnerAuthenticationWithCompanion", .companion),
+        ("deviceOwnerAuthenticationWithWatch", .companion),
+        ("biometrics-or-companion", .biometricsOrCompanion), ("4", .biometricsOrCompanion),
+        ("deviceOwnerAuthenticationWithBiometricsOrCompanion", .biometricsOrCompanion),
+        ("deviceOwnerAuthenticationWithBiometricsOrWatch", .biometricsOrCompanion),
+        ("wrist", .wrist), ("5", .wrist), ("deviceOwnerAuthenticationWithWristDetection", .wrist),
+    ]
+
+    /// The spellings packed into one byte array, with (start, count,
+    /// policy) entries: a lookup compares lengths, then bytes, without a
+    /// String or a retain (every can-evaluate names its policy).
+    private static let packed: (bytes: [UInt8], entries: [(start: Int, count: Int, policy: Policy)]) = {
+        var bytes: [UInt8] = []
+        var entries: [(start: Int, count: Int, policy: Policy)] = []
+        for (name, policy) in spellings {
+            entries.append((bytes.count, name.utf8.count, policy))
+            bytes += Array(name.utf8)
+        }
+        return (bytes, entries)
+    }()
+
+    private static func named(_ utf8: UnsafeBufferPointer<UInt8>) -> Policy? {
+        packed.bytes.withUnsafeBufferPointer { all in
+            for entry in packed.entries where entry.count == utf8.count {
+                var index = 0
+                while index < entry.count, all[entry.start + index] == utf8[index] { index += 1 }
+                if index == entry.count { return entry.policy }
+            }
             return nil
         }
     }

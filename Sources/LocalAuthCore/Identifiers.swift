@@ -16,10 +16,24 @@ public struct ContextID: Hashable, Sendable, Comparable, CustomStringConvertible
         self.low = low
     }
 
-    /// One word into the (seeded) hasher, not two: both halves are random,
-    /// and every request looks its context up more than once.
+    /// One word into the (seeded) hasher, not two: both halves are random.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(high ^ low)
+    }
+
+    /// What Set and Dictionary use: a mix of the id's bits with the table's
+    /// seed, without SipHash. SipHash guards tables against keys chosen to
+    /// collide; these keys are 128 random bits the daemon draws itself
+    /// (clients only name ids the daemon handed out, and lookups of other
+    /// ids probe no further than the random ones stored), and every request
+    /// looks its context up three times. The mix (MurmurHash3's finalizer)
+    /// keeps the per-table seed's point: two tables order the same ids
+    /// differently. docs/ARCHITECTURE.md, "Context ids in hash tables".
+    public func _rawHashValue(seed: Int) -> Int {
+        var x = high ^ low ^ UInt64(truncatingIfNeeded: seed)
+        x = (x ^ (x >> 33)) &* 0xff51_afd7_ed55_8ccd
+        x = (x ^ (x >> 33)) &* 0xc4ce_b9fe_1a85_ec53
+        return Int(truncatingIfNeeded: x ^ (x >> 33))
     }
 
     /// Exactly 32 hex digits (either case); anything else is not an id.

@@ -147,15 +147,19 @@ public struct LineWriter: Sendable {
     public mutating func append(value: String) { appendValue(value) }
 
     private mutating func appendValue(_ value: String) {
-        guard LineWriter.needsQuotes(value) else {
-            appendRaw(value)
-            return
+        // One `withUTF8` for the check and the copy (each of
+        // `utf8.withContiguousStorageIfAvailable` and `withUTF8` on a
+        // shared string costs more than scanning a token).
+        var value = value
+        value.withUTF8 { utf8 in
+            if !utf8.isEmpty, !LineWriter.containsNonBareByte(utf8) {
+                bytes.append(contentsOf: utf8)
+                return
+            }
+            bytes.append(ASCII.quote)
+            appendQuotedBody(utf8)
+            bytes.append(ASCII.quote)
         }
-        bytes.append(ASCII.quote)
-        if value.utf8.withContiguousStorageIfAvailable({ appendQuotedBody($0) }) == nil {
-            appendQuotedBodySlowly(value)
-        }
-        bytes.append(ASCII.quote)
     }
 
     /// The inside of a quoted value: runs of plain bytes copied in bulk,
@@ -182,35 +186,6 @@ public struct LineWriter: Sendable {
             runStart = i + 1
         }
         bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
-    }
-
-    private mutating func appendQuotedBodySlowly(_ value: String) {
-        for b in value.utf8 {
-            switch b {
-            case ASCII.backslash, ASCII.quote:
-                bytes.append(ASCII.backslash)
-                bytes.append(b)
-            case UInt8(ascii: "\n"):
-                bytes.append(ASCII.backslash)
-                bytes.append(UInt8(ascii: "n"))
-            case UInt8(ascii: "\r"):
-                bytes.append(ASCII.backslash)
-                bytes.append(UInt8(ascii: "r"))
-            case UInt8(ascii: "\t"):
-                bytes.append(ASCII.backslash)
-                bytes.append(UInt8(ascii: "t"))
-            default:
-                if !Grammar.isControl(b) { bytes.append(b) }
-            }
-        }
-    }
-
-    /// True when `value` cannot be written bare.
-    public static func needsQuotes(_ value: String) -> Bool {
-        if value.isEmpty { return true }
-        // Scanning the contiguous UTF-8 avoids the UTF8View iterator's per-byte cost.
-        if let found = value.utf8.withContiguousStorageIfAvailable(containsNonBareByte) { return found }
-        return value.utf8.contains(where: isNonBareByte)
     }
 
     @inline(__always)

@@ -1,8 +1,8 @@
 // A request line parsed in place: where the tag, the verb and each argument
 // sit in the caller's bytes, checked against the whole grammar, with no
 // String made. `Request.parse` is this plus `request`; the server keeps one
-// scanner (its span buffer is reused) and answers its hot verb straight
-// from the bytes, making Strings only for the verbs that need them.
+// scanner (its span buffer is reused) for every line that is not the usual
+// can-evaluate (`CanEvaluateLine` takes those).
 
 /// Scans request lines; reusable (no allocation once its buffer has grown).
 public struct RequestScanner {
@@ -69,13 +69,6 @@ public struct RequestScanner {
     /// The tag as a String.
     public var tagString: String { Grammar.string(bytes, tag) }
 
-    /// Whether the verb is `verb`, compared byte by byte.
-    public func verbIs(_ verb: Verb) -> Bool {
-        var name = verb.rawValue
-        guard name.utf8.count == self.verb.count else { return false }
-        return name.withUTF8 { Grammar.equal(UnsafeBufferPointer(rebasing: bytes[self.verb]), $0) }
-    }
-
     /// Whether the key of `span` is `key`.
     public func keyIs(_ span: ArgumentSpan, _ key: StaticString) -> Bool {
         Grammar.equal(UnsafeBufferPointer(rebasing: bytes[span.key]),
@@ -85,11 +78,6 @@ public struct RequestScanner {
     /// Where the value of `key` is, or nil when the key is absent.
     public func span(for key: StaticString) -> ArgumentSpan? {
         arguments.first { keyIs($0, key) }
-    }
-
-    /// Whether every key is one of `keys`.
-    public func hasOnlyKeys(_ keys: StaticString...) -> Bool {
-        arguments.allSatisfy { argument in keys.contains { keyIs(argument, $0) } }
     }
 
     /// The bytes of a value as written (escapes not undone).

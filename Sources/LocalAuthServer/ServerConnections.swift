@@ -114,9 +114,11 @@ extension Server {
         }
     }
 
-    /// One request line: checked in place; the hot verb is answered from
-    /// its bytes, the others get a `Request` of Strings.
+    /// One request line: the usual can-evaluate is answered from its
+    /// bytes; every other line is checked by the scanner and gets a
+    /// `Request` of Strings.
     func handle(_ line: UnsafeBufferPointer<UInt8>, on connection: Connection) {
+        if let usual = CanEvaluateLine(line), canEvaluateInPlace(usual, connection) { return }
         // The scanner is moved into a local for the line (and back): calls on
         // the stored property would copy it, retaining its span buffer.
         var scanner = RequestScanner()
@@ -129,7 +131,6 @@ extension Server {
             send(writer.bytes, to: connection)
             return
         }
-        if scanner.verbIs(.canEvaluate), canEvaluateInPlace(scanner, connection) { return }
         dispatch(scanner.request, on: connection)
     }
 

@@ -10,7 +10,9 @@
 //   - whatever parses re-serialises (LineWriter) to a line that parses to the
 //     same value (the daemon's writer and parser agree);
 //   - one RequestScanner reused for every line (as the daemon keeps one)
-//     agrees with a fresh parse, and its ranges stay inside the line.
+//     agrees with a fresh parse, and its ranges stay inside the line;
+//   - a line CanEvaluateLine takes parses to can-evaluate with exactly its
+//     tag, ctx and policy (the daemon answers such lines without the scanner).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func protocolFuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let input = UnsafeBufferPointer(start: data, count: size)
@@ -50,11 +52,20 @@ private func checkLine(_ bytes: [UInt8]) {
         switch (Request.parse(line), failure) {
         case (.failure(let fresh), let reused?):
             precondition(fresh == reused, "a reused scanner failed differently")
+            precondition(CanEvaluateLine(line) == nil, "CanEvaluateLine took a line the scanner refuses")
         case (.request(let fresh), nil):
             precondition(reusedScanner.request == fresh, "a reused scanner parsed differently")
             let ranges = [reusedScanner.tag, reusedScanner.verb]
                 + reusedScanner.arguments.flatMap { [$0.key, $0.value] }
             precondition(ranges.allSatisfy { $0.lowerBound >= 0 && $0.upperBound <= line.count }, "a range outside the line")
+            if let usual = CanEvaluateLine(line) {
+                let text = { (bytes: UnsafeBufferPointer<UInt8>) in String(decoding: bytes, as: UTF8.self) }
+                precondition(fresh == Request(tag: text(usual.tag), verb: "can-evaluate",
+                                              arguments: ["ctx": text(usual.ctx), "policy": text(usual.policy)])
+                             && reusedScanner.arguments.count == 2
+                             && !reusedScanner.arguments[0].escaped && !reusedScanner.arguments[1].escaped,
+                             "CanEvaluateLine took a line the scanner reads otherwise")
+            }
         default:
             preconditionFailure("a reused scanner and a fresh parse disagree on whether the line parses")
         }

@@ -122,6 +122,29 @@ final class CodecRoundTripTests: XCTestCase {
         XCTAssertNil(ContextID(hex: "zz1f0a6e2b7d4e59a0c3f1d2e4b5a697"))
     }
 
+    /// Context ids hash without SipHash (`_rawHashValue`): tables still find
+    /// every id, ids equal in high^low stay distinct keys, and the table's
+    /// seed changes the hash (two tables order the same ids differently).
+    func testContextIDsInHashTables() {
+        var generator = SystemRandomNumberGenerator()
+        var ids: [ContextID] = (0..<5000).map { _ in ContextID(high: generator.next(), low: generator.next()) }
+        // Same high^low (the same hash), different ids.
+        ids += (0..<64).map { ContextID(high: UInt64($0), low: UInt64($0)) }
+        var table: [ContextID: Int] = [:]
+        for (index, id) in ids.enumerated() { table[id] = index }
+        XCTAssertEqual(table.count, ids.count)
+        for (index, id) in ids.enumerated() { XCTAssertEqual(table[id], index) }
+        XCTAssertNil(table[ContextID(high: 1, low: 2)])
+        let set = Set(ids)
+        XCTAssertEqual(set.count, ids.count)
+        XCTAssertTrue(ids.allSatisfy(set.contains))
+        XCTAssertNotEqual(ids[0]._rawHashValue(seed: 1), ids[0]._rawHashValue(seed: 2))
+        XCTAssertEqual(ids[0]._rawHashValue(seed: 7), ids[0]._rawHashValue(seed: 7))
+        for id in ids.prefix(100) { table[id] = nil }
+        XCTAssertEqual(table.count, ids.count - 100)
+        XCTAssertTrue(ids.dropFirst(100).allSatisfy { table[$0] != nil })
+    }
+
     func testConstantsHaveApplesRawValuesAndModernWireNames() {
         XCTAssertEqual(Policy.allCases.map(\.rawValue), [1, 2, 3, 4, 5])
         XCTAssertEqual(BiometryType.allCases.map(\.rawValue), [0, 1, 2, 4])
@@ -137,5 +160,28 @@ final class CodecRoundTripTests: XCTestCase {
         XCTAssertEqual(Policy(wireName: "deviceOwnerAuthenticationWithBiometrics"), .biometrics)
         XCTAssertEqual(Policy(wireName: "deviceOwnerAuthentication"), .owner)
         for type in BiometryType.allCases { XCTAssertEqual(BiometryType(wireName: type.wireName), type) }
+    }
+
+    /// The byte lookup (the server's hot path) and the String one agree on
+    /// every spelling, and neither takes a near miss.
+    func testPolicySpellingsFromBytesAndStrings() {
+        func fromBytes(_ text: String) -> Policy? {
+            Array(text.utf8).withUnsafeBufferPointer { Policy(wireName: $0) }
+        }
+        XCTAssertEqual(Policy.spellings.count, 19)
+        for (name, policy) in Policy.spellings {
+            XCTAssertEqual(fromBytes(name), policy, name)
+            XCTAssertEqual(Policy(wireName: name), policy, name)
+            for miss in [String(name.dropLast()), name + "s", name.uppercased(), " " + name, name + "\0"] where miss != name {
+                let expected = Policy.spellings.first { $0.0 == miss }?.1
+                XCTAssertEqual(fromBytes(miss), expected, miss)
+                XCTAssertEqual(Policy(wireName: miss), expected, miss)
+            }
+        }
+        for miss in ["", "0", "6", "biometric", "Owner", "owner\n", "wrist ", "\u{00E9}"] {
+            XCTAssertNil(fromBytes(miss), miss)
+            XCTAssertNil(Policy(wireName: miss), miss)
+        }
+        XCTAssertNil(Policy(wireName: UnsafeBufferPointer<UInt8>(start: nil, count: 0)))
     }
 }

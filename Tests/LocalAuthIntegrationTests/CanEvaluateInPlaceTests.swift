@@ -1,4 +1,4 @@
-// can-evaluate answered in place (straight from the scanned bytes) against
+// can-evaluate answered in place (`CanEvaluateLine`, from the line's bytes) against
 // the general path (`dispatch`): every spelling of the same check gets the
 // same reply, every unusual line gets the error it always got, and the log
 // holds exactly one policy-checked event per check answered OK or with an

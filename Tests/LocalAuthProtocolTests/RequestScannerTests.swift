@@ -1,6 +1,5 @@
 // RequestScanner: where the tag, verb and arguments sit in the line, what
-// `escaped` means, the byte-wise lookups the daemon's in-place can-evaluate
-// relies on (`span(for:)`, `verbIs`, `hasOnlyKeys`), reuse across lines, and
+// `escaped` means, the byte-wise key lookup (`span(for:)`), reuse across lines, and
 // agreement with `Request.parse` and with an independent reference parser
 // (below: PROTOCOL.md's grammar read byte by byte, with the messages the
 // parser had before the scanner) on fixed and seeded-random lines.
@@ -132,55 +131,6 @@ final class RequestScannerTests: XCTestCase {
         scan("t ping") { scanner, _ in XCTAssertNil(scanner.span(for: "ctx")) }
     }
 
-    func testVerbIsFalseForVerbsThatOnlyShareAPrefix() {
-        scan("t can-evaluate ctx=1") { scanner, _ in
-            XCTAssertTrue(scanner.verbIs(.canEvaluate))
-            XCTAssertFalse(scanner.verbIs(.evaluate))
-            XCTAssertFalse(scanner.verbIs(.cancel))
-        }
-        for verb in ["can-evaluatex", "can", "can-evaluat", "can-", "an-evaluate", "xcan-evaluate", "can-evaluate0"] {
-            scan("t \(verb) ctx=1 policy=1") { scanner, failure in
-                XCTAssertNil(failure, verb)
-                XCTAssertFalse(scanner.verbIs(.canEvaluate), verb)
-            }
-        }
-        scan("t evaluate") { scanner, _ in
-            XCTAssertTrue(scanner.verbIs(.evaluate))
-            XCTAssertFalse(scanner.verbIs(.canEvaluate), "can-evaluate merely ends with evaluate")
-        }
-        // Every verb recognises itself and no other.
-        for verb in Verb.allCases {
-            scan("t \(verb.rawValue)") { scanner, failure in
-                XCTAssertNil(failure)
-                for other in Verb.allCases {
-                    XCTAssertEqual(scanner.verbIs(other), other == verb, "\(verb) vs \(other)")
-                }
-            }
-        }
-    }
-
-    func testHasOnlyKeysAcceptsSubsetsOfTheListAndNothingElse() {
-        scan("t v ctx=1 policy=2") { scanner, _ in
-            XCTAssertTrue(scanner.hasOnlyKeys("ctx", "policy"))
-            XCTAssertTrue(scanner.hasOnlyKeys("policy", "ctx"))
-            XCTAssertTrue(scanner.hasOnlyKeys("ctx", "policy", "reason"))
-            XCTAssertFalse(scanner.hasOnlyKeys("ctx"))
-            XCTAssertFalse(scanner.hasOnlyKeys("policy"))
-            XCTAssertFalse(scanner.hasOnlyKeys("ctxx", "policy"))
-            XCTAssertFalse(scanner.hasOnlyKeys("ct", "policy"))
-            XCTAssertFalse(scanner.hasOnlyKeys())
-        }
-        scan("t v ctx=1 ctxx=2") { scanner, _ in
-            XCTAssertFalse(scanner.hasOnlyKeys("ctx", "policy"), "ctxx is not ctx")
-            XCTAssertTrue(scanner.hasOnlyKeys("ctxx", "ctx"))
-        }
-        scan("t v ct=1") { scanner, _ in XCTAssertFalse(scanner.hasOnlyKeys("ctx")) }
-        scan("t v") { scanner, _ in
-            XCTAssertTrue(scanner.hasOnlyKeys("ctx"), "no keys at all: every one is allowed")
-            XCTAssertTrue(scanner.hasOnlyKeys())
-        }
-    }
-
     // MARK: Reuse
 
     func testAReusedScannerResetsItsArgumentsAndRangesBetweenLines() {
@@ -200,12 +150,10 @@ final class RequestScannerTests: XCTestCase {
             XCTAssertNil(scanner.span(for: "policy"))
             XCTAssertNil(scanner.span(for: "b"))
             XCTAssertFalse(scanner.arguments.contains { $0.escaped })
-            XCTAssertTrue(scanner.hasOnlyKeys("ctx"))
             XCTAssertEqual(scanner.span(for: "ctx")?.value, 10..<11)
             assertRangesInside(scanner, count: line.count)
             XCTAssertEqual(scanner.request, Request(tag: "s", verb: "get", arguments: ["ctx": "9"]))
-            XCTAssertTrue(scanner.verbIs(.get))
-            XCTAssertFalse(scanner.verbIs(.evaluate))
+            XCTAssertEqual(text(scanner, scanner.verb), "get")
         }
 
         Array("p ping".utf8).withUnsafeBufferPointer { line in
@@ -222,8 +170,6 @@ final class RequestScannerTests: XCTestCase {
             XCTAssertEqual(scanner.tag, 0..<0)
             XCTAssertEqual(scanner.verb, 0..<0)
             XCTAssertTrue(scanner.arguments.isEmpty)
-            XCTAssertFalse(scanner.verbIs(.evaluate))
-            XCTAssertFalse(scanner.verbIs(.canEvaluate))
         }
         long.withUnsafeBufferPointer { XCTAssertNil(scanner.scan($0)) }
         Array("t2 BAD ctx=1".utf8).withUnsafeBufferPointer { line in
@@ -231,7 +177,6 @@ final class RequestScannerTests: XCTestCase {
             XCTAssertEqual(scanner.tag, 0..<2)
             XCTAssertEqual(scanner.verb, 0..<0)
             XCTAssertTrue(scanner.arguments.isEmpty)
-            XCTAssertFalse(scanner.verbIs(.evaluate))
         }
         long.withUnsafeBufferPointer { XCTAssertNil(scanner.scan($0)) }
         // Failing in the arguments: whatever spans it reports are this line's, none of the long one's.

@@ -72,21 +72,16 @@ extension Server {
         tag.withUTF8 { answerCanEvaluate(ctx, policy: policy, tag: $0, connection) }
     }
 
-    /// can-evaluate straight from the scanned line, when it is the usual
-    /// one: exactly `ctx=` and `policy=`, plain values, a context this
-    /// connection owns, a known policy, a log that records. Anything else
-    /// returns false and goes through `dispatch` and `canEvaluate(_:_:)`,
-    /// which give every error its usual answer; nothing was recorded yet.
-    func canEvaluateInPlace(_ scanner: borrowing RequestScanner, _ connection: Connection) -> Bool {
-        guard logFailure == nil, scanner.arguments.count == 2 else { return false }
-        let first = scanner.arguments[0], second = scanner.arguments[1]
-        let (ctxSpan, policySpan) = scanner.keyIs(first, "ctx") ? (first, second) : (second, first)
-        guard scanner.keyIs(ctxSpan, "ctx"), !ctxSpan.escaped, scanner.keyIs(policySpan, "policy"), !policySpan.escaped,
-              let ctx = ContextID(hex: scanner.rawValue(ctxSpan)), connection.contexts.contains(ctx),
-              let policy = Policy(wireName: String(decoding: scanner.rawValue(policySpan), as: UTF8.self))
+    /// can-evaluate straight from the line's bytes, when it is the usual
+    /// one (`CanEvaluateLine`), names a context this connection owns and a
+    /// known policy, and the log records. Anything else returns false and
+    /// goes through the scanner, `dispatch` and `canEvaluate(_:_:)`, which
+    /// give every error its usual answer; nothing was recorded yet.
+    func canEvaluateInPlace(_ line: CanEvaluateLine, _ connection: Connection) -> Bool {
+        guard logFailure == nil, let ctx = ContextID(hex: line.ctx), connection.contexts.contains(ctx),
+              let policy = Policy(wireName: line.policy)
         else { return false }
-        let tag = UnsafeBufferPointer(rebasing: scanner.bytes[scanner.tag])
-        answerCanEvaluate(ctx, policy: policy, tag: tag, connection)
+        answerCanEvaluate(ctx, policy: policy, tag: line.tag, connection)
         return true
     }
 

@@ -1,0 +1,58 @@
+// The usual can-evaluate line, recognised in one pass: every
+// `LAContext.canEvaluatePolicy` sends one, and they are most of the daemon's
+// requests. The general `RequestScanner` takes ~1,700 instructions for such
+// a line (UTF-8 check, spans, key lookups); this takes a few hundred.
+//
+// It recognises a strict subset of the grammar, no more: a line it accepts
+// is one the scanner reads as the same tag, the verb `can-evaluate`, and
+// exactly the arguments `ctx` and `policy` in that order with these bare
+// values (RequestScannerTests checks this on random lines and mutations).
+// Anything else, a reordered or quoted argument included, is left to the
+// scanner, which gives every error its usual answer.
+
+/// `TAG SP "can-evaluate" SP "ctx=" WORD SP "policy=" WORD`, where a WORD
+/// is 1 to 64 of the TAG characters `A-Z a-z 0-9 . _ -`.
+public struct CanEvaluateLine {
+    public let tag: UnsafeBufferPointer<UInt8>
+    public let ctx: UnsafeBufferPointer<UInt8>
+    public let policy: UnsafeBufferPointer<UInt8>
+
+    /// The longest WORD taken (a context id is 32, Apple's longest policy
+    /// name 50): a longer value is left to the scanner.
+    static let maximumWordLength = 64
+
+    /// nil when `line` (without its LF) is not exactly of that form.
+    public init?(_ line: UnsafeBufferPointer<UInt8>) {
+        guard let base = line.baseAddress else { return nil }
+        let end = line.count
+        let tagEnd = CanEvaluateLine.word(base, from: 0, end: end, limit: Grammar.maximumTokenLength)
+        guard tagEnd > 0, CanEvaluateLine.has(base, at: tagEnd, end: end, " can-evaluate ctx=") else { return nil }
+        let ctxStart = tagEnd + 18
+        let ctxEnd = CanEvaluateLine.word(base, from: ctxStart, end: end, limit: CanEvaluateLine.maximumWordLength)
+        guard ctxEnd > ctxStart, CanEvaluateLine.has(base, at: ctxEnd, end: end, " policy=") else { return nil }
+        let policyStart = ctxEnd + 8
+        let policyEnd = CanEvaluateLine.word(base, from: policyStart, end: end, limit: CanEvaluateLine.maximumWordLength)
+        guard policyEnd > policyStart, policyEnd == end else { return nil }
+        tag = UnsafeBufferPointer(start: base, count: tagEnd)
+        ctx = UnsafeBufferPointer(start: base + ctxStart, count: ctxEnd - ctxStart)
+        policy = UnsafeBufferPointer(start: base + policyStart, count: policyEnd - policyStart)
+    }
+
+    /// Where the run of TAG characters from `start` ends; `start` when
+    /// there is none, or when it is longer than `limit` (then no WORD).
+    @inline(__always)
+    private static func word(_ base: UnsafePointer<UInt8>, from start: Int, end: Int, limit: Int) -> Int {
+        var index = start
+        while index < end, Grammar.isTagByte(base[index]) { index += 1 }
+        return index - start <= limit ? index : start
+    }
+
+    /// Whether `literal` sits at `index`, whole, before `end`.
+    @inline(__always)
+    private static func has(_ base: UnsafePointer<UInt8>, at index: Int, end: Int, _ literal: StaticString) -> Bool {
+        let count = literal.utf8CodeUnitCount
+        guard end - index >= count else { return false }
+        return Grammar.equal(UnsafeBufferPointer(start: base + index, count: count),
+                             UnsafeBufferPointer(start: literal.utf8Start, count: count))
+    }
+}
