@@ -53,22 +53,15 @@ public struct ContextID: Hashable, Sendable, Comparable, CustomStringConvertible
     }
 
     private static func parseHex(_ utf8: UnsafeBufferPointer<UInt8>) -> ContextID? {
-        guard utf8.count == 32 else { return nil }
-        // Branch-free per digit (every request names its context): the
-        // table gives 0...15, or 0xFF for a byte that is not a hex digit,
-        // and the OR of all of them says whether one was not.
-        return hexDigitValues.withUnsafeBufferPointer { table in
-            var high: UInt64 = 0
-            var low: UInt64 = 0
-            var seen: UInt8 = 0
-            for index in 0..<16 {
-                let h = table[Int(utf8[index])], l = table[Int(utf8[16 + index])]
-                seen |= h | l
-                high = high << 4 | UInt64(h & 0xF)
-                low = low << 4 | UInt64(l & 0xF)
-            }
-            return seen & 0xF0 == 0 ? ContextID(high: high, low: low) : nil
-        }
+        guard utf8.count == 32, let base = utf8.baseAddress else { return nil }
+        // Eight digits at a time (every request names its context).
+        let raw = UnsafeRawPointer(base)
+        guard let a = HexWord.value(raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+              let b = HexWord.value(raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)),
+              let c = HexWord.value(raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self)),
+              let d = HexWord.value(raw.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
+        else { return nil }
+        return ContextID(high: a << 32 | b, low: c << 32 | d)
     }
 
     /// 16 bytes, big-endian, as the log stores it.
@@ -104,12 +97,35 @@ public struct ContextID: Hashable, Sendable, Comparable, CustomStringConvertible
     }
 }
 
-/// Each byte's value as a hex digit (either case), 0xFF if it is not one.
-private let hexDigitValues: [UInt8] = (0...255).map { byte in
-    switch UInt8(byte) {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): return UInt8(byte) - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): return UInt8(byte) - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): return UInt8(byte) - UInt8(ascii: "A") + 10
-    default: return 0xFF
+/// Eight ASCII hex digits (either case) in one 64-bit word, loaded
+/// little-endian (the first digit in the low byte), read without a branch
+/// per digit. A byte b < 0x80 is >= lo when b + (0x80 - lo) has its high
+/// bit set, and > hi when b + (0x7F - hi) has; no sum carries into the next
+/// byte. Digits are checked on the bytes as they are, letters after OR 0x20
+/// (which maps only A-F onto a-f).
+enum HexWord {
+    static let ones: UInt64 = 0x0101_0101_0101_0101
+    static let highBits: UInt64 = 0x8080_8080_8080_8080
+
+    /// The 32-bit value of the eight digits, or nil if one is not a hex digit.
+    @inline(__always)
+    static func value(_ word: UInt64) -> UInt64? {
+        guard word & highBits == 0 else { return nil }
+        let lower = word | 0x2020_2020_2020_2020
+        let digit = inRange(word, 0x30, 0x39), letter = inRange(lower, 0x61, 0x66)
+        guard digit | letter == highBits else { return nil }
+        // Each byte's value: its low nibble, plus 9 for a letter (a = 1 + 9).
+        let x = (word & 0x0F0F_0F0F_0F0F_0F0F) &+ (letter >> 7) &* 9
+        // Pack, the first digit most significant: nibble pairs into bytes,
+        // byte pairs into 16-bit halves, halves into the result.
+        let bytes = (x & 0x000F_000F_000F_000F) << 4 | (x >> 8) & 0x000F_000F_000F_000F
+        let halves = (bytes & 0x0000_00FF_0000_00FF) << 8 | (bytes >> 16) & 0x0000_00FF_0000_00FF
+        return (halves & 0xFFFF) << 16 | (halves >> 32) & 0xFFFF
+    }
+
+    /// 0x80 in each byte (all < 0x80) that lies in lo...hi, else 0.
+    @inline(__always)
+    static func inRange(_ word: UInt64, _ lo: UInt64, _ hi: UInt64) -> UInt64 {
+        (word &+ (0x80 - lo) &* ones) & ~(word &+ (0x7F - hi) &* ones) & highBits
     }
 }

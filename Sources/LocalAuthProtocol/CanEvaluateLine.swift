@@ -10,15 +10,16 @@
 // Anything else, a reordered or quoted argument included, is left to the
 // scanner, which gives every error its usual answer.
 
-/// `TAG SP "can-evaluate" SP "ctx=" WORD SP "policy=" WORD`, where a WORD
-/// is 1 to 64 of the TAG characters `A-Z a-z 0-9 . _ -`.
+/// `TAG SP "can-evaluate" SP "ctx=" HEX32 SP "policy=" WORD`: HEX32 is 32
+/// hex digits (either case; the ids the daemon hands out), a WORD is 1 to
+/// 64 of the TAG characters `A-Z a-z 0-9 . _ -`.
 public struct CanEvaluateLine {
     public let tag: UnsafeBufferPointer<UInt8>
     public let ctx: UnsafeBufferPointer<UInt8>
     public let policy: UnsafeBufferPointer<UInt8>
 
-    /// The longest WORD taken (a context id is 32, Apple's longest policy
-    /// name 50): a longer value is left to the scanner.
+    /// The longest WORD taken (Apple's longest policy name is 50): a
+    /// longer value is left to the scanner.
     static let maximumWordLength = 64
 
     /// nil when `line` (without its LF) is not exactly of that form.
@@ -27,15 +28,26 @@ public struct CanEvaluateLine {
         let end = line.count
         let tagEnd = CanEvaluateLine.word(base, from: 0, end: end, limit: Grammar.maximumTokenLength)
         guard tagEnd > 0, CanEvaluateLine.has(base, at: tagEnd, end: end, " can-evaluate ctx=") else { return nil }
-        let ctxStart = tagEnd + 18
-        let ctxEnd = CanEvaluateLine.word(base, from: ctxStart, end: end, limit: CanEvaluateLine.maximumWordLength)
-        guard ctxEnd > ctxStart, CanEvaluateLine.has(base, at: ctxEnd, end: end, " policy=") else { return nil }
+        let ctxStart = tagEnd + 18, ctxEnd = ctxStart + 32
+        guard end - ctxStart >= 32, CanEvaluateLine.isHex32(base + ctxStart),
+              CanEvaluateLine.has(base, at: ctxEnd, end: end, " policy=") else { return nil }
         let policyStart = ctxEnd + 8
         let policyEnd = CanEvaluateLine.word(base, from: policyStart, end: end, limit: CanEvaluateLine.maximumWordLength)
         guard policyEnd > policyStart, policyEnd == end else { return nil }
         tag = UnsafeBufferPointer(start: base, count: tagEnd)
         ctx = UnsafeBufferPointer(start: base + ctxStart, count: ctxEnd - ctxStart)
         policy = UnsafeBufferPointer(start: base + policyStart, count: policyEnd - policyStart)
+    }
+
+    /// Whether the 32 bytes at `start` are hex digits (a context id as the
+    /// daemon writes them), eight at a time.
+    @inline(__always)
+    private static func isHex32(_ start: UnsafePointer<UInt8>) -> Bool {
+        let raw = UnsafeRawPointer(start)
+        return Grammar.isHexWord(raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
+            && Grammar.isHexWord(raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            && Grammar.isHexWord(raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self))
+            && Grammar.isHexWord(raw.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
     }
 
     /// Where the run of TAG characters from `start` ends; `start` when

@@ -61,6 +61,22 @@ enum Grammar {
         return below(word, 0x21) | has(0x7F) | has(ASCII.quote) | has(ASCII.equals) | has(ASCII.backslash) != 0
     }
 
+    /// Whether all eight bytes of `word` are hex digits (either case). For
+    /// a byte b < 0x80, b >= lo iff b + (0x80 - lo) has its high bit set,
+    /// and b > hi iff b + (0x7F - hi) has; no sum carries into the next
+    /// byte. Digits are checked as they are, letters after OR 0x20 (which
+    /// maps only A-F onto a-f).
+    @inline(__always)
+    static func isHexWord(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let high: UInt64 = 0x8080_8080_8080_8080
+        @inline(__always) func inRange(_ x: UInt64, _ lo: UInt64, _ hi: UInt64) -> UInt64 {
+            (x &+ (0x80 - lo) &* ones) & ~(x &+ (0x7F - hi) &* ones) & high
+        }
+        guard word & high == 0 else { return false }
+        return inRange(word, 0x30, 0x39) | inRange(word | 0x2020_2020_2020_2020, 0x61, 0x66) == high
+    }
+
     /// A TAG as a whole.
     static func isValidTag(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard (1...maximumTokenLength).contains(bytes.count) else { return false }

@@ -122,6 +122,44 @@ final class CodecRoundTripTests: XCTestCase {
         XCTAssertNil(ContextID(hex: "zz1f0a6e2b7d4e59a0c3f1d2e4b5a697"))
     }
 
+    /// The eight-digits-at-a-time parse against a digit-by-digit reading:
+    /// every byte value at every position, and random ids in both cases.
+    func testContextIDHexTakesExactlyHexDigitsAtEveryPosition() {
+        func reference(_ bytes: [UInt8]) -> ContextID? {
+            guard bytes.count == 32 else { return nil }
+            var words: [UInt64] = [0, 0]
+            for (index, byte) in bytes.enumerated() {
+                let digit: UInt8
+                switch byte {
+                case 0x30...0x39: digit = byte - 0x30
+                case 0x41...0x46: digit = byte - 0x41 + 10
+                case 0x61...0x66: digit = byte - 0x61 + 10
+                default: return nil
+                }
+                words[index / 16] = words[index / 16] << 4 | UInt64(digit)
+            }
+            return ContextID(high: words[0], low: words[1])
+        }
+        let base = Array(Self.ctx.hex.utf8)
+        for position in 0..<32 {
+            for byte in UInt8.min...UInt8.max {
+                var bytes = base
+                bytes[position] = byte
+                let parsed = bytes.withUnsafeBufferPointer { ContextID(hex: $0) }
+                XCTAssertEqual(parsed, reference(bytes), "byte \(byte) at \(position)")
+            }
+        }
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2000 {
+            let id = ContextID(high: generator.next(), low: generator.next())
+            XCTAssertEqual(ContextID(hex: id.hex), id)
+            XCTAssertEqual(ContextID(hex: id.hex.uppercased()), id)
+        }
+        XCTAssertNil(ContextID(hex: String(Self.ctx.hex.dropLast())))
+        XCTAssertNil(ContextID(hex: Self.ctx.hex + "0"))
+        XCTAssertNil(ContextID(hex: ""))
+    }
+
     /// Context ids hash without SipHash (`_rawHashValue`): tables still find
     /// every id, ids equal in high^low stay distinct keys, and the table's
     /// seed changes the hash (two tables order the same ids differently).

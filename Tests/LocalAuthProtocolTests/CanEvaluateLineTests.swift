@@ -24,9 +24,10 @@ final class CanEvaluateLineTests: XCTestCase {
             XCTAssertEqual(parts?.policy, policy, line)
             assertAgreesWithTheParser(Array(line.utf8))
         }
-        // Values the scanner takes as they are, even if no context or policy
-        // has that name: the daemon's checks answer those.
-        XCTAssertEqual(read("t can-evaluate ctx=x policy=y")?.ctx, "x")
+        // A policy the scanner takes as it is, even if no policy has that
+        // name: the daemon's check answers it. A context id is 32 hex digits.
+        XCTAssertEqual(read("t can-evaluate ctx=\(Self.ctx) policy=y")?.policy, "y")
+        XCTAssertNil(read("t can-evaluate ctx=x policy=1"))
     }
 
     func testOtherSpellingsOfTheRequestAreLeftToTheScanner() {
@@ -50,7 +51,11 @@ final class CanEvaluateLineTests: XCTestCase {
             "can-evaluate ctx=\(ctx) policy=1",
             " t can-evaluate ctx=\(ctx) policy=1",
             "\(String(repeating: "t", count: 33)) can-evaluate ctx=\(ctx) policy=1",  // tag too long
-            "t can-evaluate ctx=\(String(repeating: "a", count: 65)) policy=1",  // value too long for the fast path
+            "t can-evaluate ctx=\(ctx) policy=\(String(repeating: "a", count: 65))",  // value too long for the fast path
+            "t can-evaluate ctx=\(ctx.dropLast()) policy=1",  // not a context id: 31 digits
+            "t can-evaluate ctx=\(ctx)0 policy=1",
+            "t can-evaluate ctx=\(ctx.dropLast())g policy=1",
+            "t can-evaluate ctx=\(ctx.dropLast())G policy=1",
             "t can-evaluate ctx=\(ctx) policy=bi\u{f6}metrics",
             "t can-evaluate ctx=\(ctx) policy=a=b",
             "",
@@ -73,8 +78,10 @@ final class CanEvaluateLineTests: XCTestCase {
     }
 
     func testEveryOneByteChangeDeletionAndInsertionAgreesWithTheParser() {
-        let interesting: [UInt8] = [0, 0x09, 0x0D, 0x20, 0x22, 0x2D, 0x2E, 0x3D, 0x41, 0x5C, 0x5F, 0x61, 0x7A, 0x7F, 0x80, 0xC3, 0xFF]
-        for base in ["r15 can-evaluate ctx=\(Self.ctx) policy=biometrics", "x can-evaluate ctx=ab policy=2"] {
+        // Separators, escapes, UTF-8 lead bytes, and both ends of every hex range.
+        let interesting: [UInt8] = [0, 0x09, 0x0D, 0x10, 0x19, 0x20, 0x22, 0x2D, 0x2E, 0x2F, 0x30, 0x39, 0x3A, 0x3D, 0x40, 0x41, 0x46, 0x47,
+                                    0x5C, 0x5F, 0x60, 0x61, 0x66, 0x67, 0x7A, 0x7F, 0x80, 0xC3, 0xFF]
+        for base in ["r15 can-evaluate ctx=\(Self.ctx) policy=biometrics", "x can-evaluate ctx=\(Self.ctx) policy=2"] {
             let line = Array(base.utf8)
             for index in 0..<line.count {
                 var deleted = line
@@ -103,10 +110,20 @@ final class CanEvaluateLineTests: XCTestCase {
             }
             return String(decoding: bytes, as: UTF8.self)
         }
+        // A context id, one in four with one byte changed to any other.
+        let digits = Array("0123456789abcdefABCDEF".utf8)
+        func hex32() -> String {
+            var bytes = (0..<32).map { _ in digits.randomElement(using: &random)! }
+            if Int.random(in: 0..<4, using: &random) == 0 {
+                bytes[Int.random(in: 0..<32, using: &random)] = UInt8.random(in: 1...0x7F, using: &random)
+            }
+            return String(decoding: bytes, as: UTF8.self)
+        }
         var taken = 0
         for _ in 0..<3000 {
             let verb = Int.random(in: 0..<8, using: &random) == 0 ? "evaluate" : "can-evaluate"
-            let line = "\(word(34)) \(verb) ctx=\(word(70)) policy=\(word(8))"
+            let ctx = Bool.random(using: &random) ? word(70) : hex32()
+            let line = "\(word(34)) \(verb) ctx=\(ctx) policy=\(word(8))"
             if read(line) != nil { taken += 1 }
             assertAgreesWithTheParser(Array(line.utf8))
         }
@@ -121,9 +138,9 @@ final class CanEvaluateLineTests: XCTestCase {
         }
     }
 
-    /// Taken exactly when the parse gives `can-evaluate` with ctx then
-    /// policy, both bare words of 1 to 64 tag characters, the tag at most
-    /// 32; and then with the same three pieces.
+    /// Taken exactly when the parse gives `can-evaluate` with ctx (32 hex
+    /// digits) then policy (1 to 64 tag characters), written bare and
+    /// single-spaced; and then with the same three pieces.
     private func assertAgreesWithTheParser(_ line: [UInt8], file: StaticString = #filePath, line number: UInt = #line) {
         let usual = line.withUnsafeBufferPointer { buffer in
             CanEvaluateLine(buffer).map { (text($0.tag), text($0.ctx), text($0.policy)) }
@@ -133,7 +150,7 @@ final class CanEvaluateLineTests: XCTestCase {
         if case .request(let request) = Request.parse(line), request.verb == "can-evaluate", request.arguments.count == 2,
            request.arguments[0].key == "ctx", request.arguments[1].key == "policy",
            let ctx = request.arguments.value(for: "ctx"), let policy = request.arguments.value(for: "policy"),
-           isWord(ctx), isWord(policy),
+           isContextID(ctx), isWord(policy),
            // Written bare, single-spaced: the line is exactly these pieces.
            line == Array("\(request.tag) can-evaluate ctx=\(ctx) policy=\(policy)".utf8) {
             expected = (request.tag, ctx, policy)
@@ -141,6 +158,13 @@ final class CanEvaluateLineTests: XCTestCase {
         XCTAssertEqual(usual?.0, expected?.0, shown, file: file, line: number)
         XCTAssertEqual(usual?.1, expected?.1, shown, file: file, line: number)
         XCTAssertEqual(usual?.2, expected?.2, shown, file: file, line: number)
+    }
+
+    private func isContextID(_ value: String) -> Bool {
+        value.utf8.count == 32 && value.utf8.allSatisfy { b in
+            (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(b)
+                || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(b)
+        }
     }
 
     private func isWord(_ value: String) -> Bool {
