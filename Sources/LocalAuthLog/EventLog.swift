@@ -28,6 +28,11 @@ public final class EventLog: Sendable {
         /// turns it off: the index costs two hash updates per record and
         /// grows with every record for as long as the log stays open.
         public var indexesAppends: Bool
+        /// The writer keeps chain[seq] for every seq that is a multiple of
+        /// this (0: none, the default), so that `chainHead(at:)` answers
+        /// for such a seq without rereading the segment after later records
+        /// became durable: the daemon's snapshots, written off its loop.
+        public var chainMarkEvery: UInt64
         /// Called on the sync thread with each new durable seq (wake the event loop here).
         public var onDurable: (@Sendable (UInt64) -> Void)?
         /// Called once, when the writer fails: on the thread that hit the
@@ -38,7 +43,7 @@ public final class EventLog: Sendable {
         public init(
             segmentSize: Int = 64 << 20, chainCheck: ChainCheck = .full, verification: Verification = .records,
             readOnly: Bool = false, syncPolicy: SyncPolicy = .eachAppend, preallocation: Int = 0,
-            indexesAppends: Bool = true,
+            indexesAppends: Bool = true, chainMarkEvery: UInt64 = 0,
             onDurable: (@Sendable (UInt64) -> Void)? = nil, onFailure: (@Sendable (WriteFailure) -> Void)? = nil
         ) {
             self.segmentSize = segmentSize
@@ -48,6 +53,7 @@ public final class EventLog: Sendable {
             self.syncPolicy = syncPolicy
             self.preallocation = max(0, preallocation)
             self.indexesAppends = indexesAppends
+            self.chainMarkEvery = chainMarkEvery
             self.onDurable = onDurable
             self.onFailure = onFailure
         }
@@ -56,7 +62,7 @@ public final class EventLog: Sendable {
     /// The state directory (holding `log/` and `snapshots/`).
     public let directory: String
     public let recovery: Recovery
-    private let writer: LogWriter?
+    let writer: LogWriter?
     private let readOnlyIndex: LogIndex
     private let readOnlyChain: ChainHead
     /// `.sealed`: the index of what was in the log at open, built on first use.
@@ -160,7 +166,7 @@ public final class EventLog: Sendable {
                 logDirectory: logDirectory, segment: index.segments.last!, end: end, lastSeq: recovery.lastSeq,
                 chain: chain, index: index, segmentSize: options.segmentSize, policy: options.syncPolicy,
                 preallocation: options.preallocation, indexing: options.indexesAppends,
-                onDurable: options.onDurable,
+                chainMarkEvery: options.chainMarkEvery, onDurable: options.onDurable,
                 onFailure: options.onFailure)
             return EventLog(directory: directory, recovery: recovery, writer: writer, index: LogIndex(), chain: chain, lazyIndex: lazyIndex)
         } catch let error as LogError {
@@ -353,7 +359,9 @@ public final class EventLog: Sendable {
     }
 
     /// chain[seq], the value a snapshot at `seq` must carry. Waits until
-    /// `seq` is durable; recomputed from the segment that holds it.
+    /// `seq` is durable; then the writer's head (when `seq` is the last
+    /// durable one) or the one it kept (`Options.chainMarkEvery`), else
+    /// recomputed from the segment that holds it.
     public func chainHead(at seq: UInt64) throws(LogError) -> ChainHead {
         if seq == 0 { return .zero }
         if let writer {
@@ -362,6 +370,7 @@ public final class EventLog: Sendable {
                 writer.durable.load(ordering: .acquiring) == seq ? writer.lock.state.durableChain : nil
             }
             if let fast { return fast }
+            if let marked = writer.markedChain(seq) { return marked }
         } else if seq == recovery.lastSeq {
             return readOnlyChain
         }

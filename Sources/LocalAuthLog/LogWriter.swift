@@ -132,7 +132,7 @@ final class LogWriter: Sendable {
     /// Starts appending after `lastSeq` at `end` of the existing segment `segment`.
     init(
         logDirectory: String, segment: UInt64, end: Int, lastSeq: UInt64, chain: ChainHead, index: LogIndex,
-        segmentSize: Int, policy: SyncPolicy, preallocation: Int, indexing: Bool = true,
+        segmentSize: Int, policy: SyncPolicy, preallocation: Int, indexing: Bool = true, chainMarkEvery: UInt64 = 0,
         onDurable: (@Sendable (UInt64) -> Void)?, onFailure: (@Sendable (WriteFailure) -> Void)?
     ) throws(SystemError) {
         let file = try SegmentFile.open(logDirectory + "/" + SegmentName.fileName(segment), .writeOnly)
@@ -150,7 +150,7 @@ final class LogWriter: Sendable {
         do throws(SystemError) {
             files = try SegmentAppender(
                 directory: logDirectory, file: file, chain: chain, segment: segment, end: end, lastSeq: lastSeq,
-                preallocation: preallocation)
+                preallocation: preallocation, markEvery: chainMarkEvery)
         } catch {
             file.close()
             throw error
@@ -178,6 +178,12 @@ final class LogWriter: Sendable {
         appended.store(seq, ordering: .releasing)
         if policy == .eachAppend { demandLocked(seq) }
         return seq
+    }
+
+    /// chain[seq] if the appender kept it (`chainMarkEvery`) and it is
+    /// still among the last few kept.
+    func markedChain(_ seq: UInt64) -> ChainHead? {
+        appender.withLock { appender in appender.marks.last { $0.seq == seq }?.head }
     }
 
     /// Chains and writes (pwrite, no fdatasync) everything appended so far.

@@ -31,12 +31,22 @@ struct SegmentAppender: ~Copyable {
     var preallocation: Int
     /// The open segment's file size: records up to `length`, zeros after.
     var allocated: Int
+    /// The chain head is kept at every seq that is a multiple of this (0:
+    /// none): the owner asks for chain[seq] after the writer has moved on
+    /// (a snapshot written off the owner's thread, `EventLog.chainHead(at:)`).
+    let markEvery: UInt64
+    /// The next seq whose head is kept.
+    var nextMark: UInt64
+    /// The kept heads, oldest first, at most `ChainMark.kept`.
+    var marks: [ChainMark] = []
 
     init(
         directory: String, file: SegmentFile, chain: ChainHead, segment: UInt64, end: Int, lastSeq: UInt64,
-        preallocation: Int
+        preallocation: Int, markEvery: UInt64 = 0
     ) throws(SystemError) {
         self.directory = directory
+        self.markEvery = markEvery
+        nextMark = markEvery == 0 ? .max : (lastSeq / markEvery + 1) * markEvery
         self.file = file
         self.chain = chain
         self.segment = segment
@@ -52,12 +62,19 @@ struct SegmentAppender: ~Copyable {
         for chunk in batch {
             if chunk.createsSegment { try rotate(to: chunk.segment) }
             var head = chain
+            var seq = writtenSeq
+            var kept: [ChainMark] = []
             chunk.bytes.withUnsafeBytes { raw in
                 var offset = 0
                 while offset < raw.count {
                     let length = 8 + Int(RecordFormat.u32(raw, offset))
                     head = hasher.chain(head, UnsafeRawBufferPointer(rebasing: raw[offset..<offset + length]))
                     offset += length
+                    seq += 1
+                    if seq == nextMark {
+                        kept.append(ChainMark(seq: seq, head: head))
+                        nextMark += markEvery
+                    }
                 }
             }
             if preallocation > 0, chunk.offset + chunk.bytes.count > allocated {
@@ -66,6 +83,10 @@ struct SegmentAppender: ~Copyable {
             try file.pwriteAll(chunk.bytes, at: chunk.offset)
             // Only what reached the file moves the chain.
             chain = head
+            if !kept.isEmpty {
+                marks.append(contentsOf: kept)
+                if marks.count > ChainMark.kept { marks.removeFirst(marks.count - ChainMark.kept) }
+            }
             if let crc = fileCRC, chunk.offset == length {
                 fileCRC = CRC32C.checksum(chunk.bytes, seed: crc)
             } else {
@@ -133,6 +154,15 @@ struct SegmentAppender: ~Copyable {
         }
         try SegmentSeal(firstSeq: segment, lastSeq: lastSeq, length: length, chainHead: chain, fileCRC: crc).write(directory)
     }
+}
+
+/// chain[seq], kept by the writer (SegmentAppender.markEvery).
+struct ChainMark {
+    /// Heads kept: a snapshot waits for its seq to be durable, then asks;
+    /// a few intervals of slack cover a slow disk.
+    static let kept = 4
+    var seq: UInt64
+    var head: ChainHead
 }
 
 enum SegmentCreation {

@@ -85,6 +85,7 @@ public enum Daemon {
         let server = try Server(configuration: configuration, authenticator: opened.authenticator, listener: listener,
                                 signals: signals, durabilityWake: durabilityWake, passcodes: passcodes, version: version)
         var log = opened.log
+        var snapshots = opened.snapshots
         server.reload = {
             let fresh = try loadConfiguration(options)
             configuration = fresh
@@ -94,9 +95,11 @@ public enum Daemon {
         // this reopens the log from disk (recovery cuts what was never
         // acknowledged) and starts over, as a restart would.
         server.reopenLog = {
+            snapshots.finish()
             try? log.close()
             let again = try openAuthenticator(configuration, passcodes: passcodes, wake: durabilityWake)
             log = again.log
+            snapshots = again.snapshots
             return again.authenticator
         }
         let from = opened.loaded.fromSnapshot.map { "snapshot \($0) + " } ?? ""
@@ -104,13 +107,14 @@ public enum Daemon {
                          id: .started, fields: [("LOCALAUTH_SEQ", String(opened.authenticator.recorder.lastSeq))])
         _ = try? Systemd.notify("READY=1\nSTATUS=\(server.statusLine)\nMAINPID=\(getpid())")
         try server.run()
+        snapshots.finish()
         try? log.close()
     }
 
     /// Opens and replays the log, records the start (S-15) and reconciles the
     /// passcode store: everything between "state directory locked" and "ready".
     static func openAuthenticator(_ configuration: DaemonConfiguration, passcodes: PasscodeBackend, wake: EventFD) throws
-        -> (authenticator: Authenticator, log: EventLog, loaded: Replay.Outcome) {
+        -> (authenticator: Authenticator, log: EventLog, loaded: Replay.Outcome, snapshots: SnapshotWriter) {
         let stateDirectory = configuration.daemon.stateDirectory
         let failure = FailureFlag()
         let log: EventLog
@@ -128,6 +132,8 @@ public enum Daemon {
                 preallocation: max(4096, min(256 << 10, configuration.log.segmentSize / 8)),
                 // Nothing in the daemon reads history; `localauthctl log` indexes on its own open.
                 indexesAppends: false,
+                // Snapshots are written off the loop, after later records: the writer keeps their chain heads.
+                chainMarkEvery: UInt64(configuration.log.snapshotEvery),
                 onDurable: { _ in try? wake.post() },
                 onFailure: { writeFailure in
                     failure.set("\(writeFailure)")
@@ -165,10 +171,11 @@ public enum Daemon {
         try? log.waitDurable(recorder.lastSeq)
         if let problem = recorder.failure { throw StoreError("the event log cannot record events: \(problem)") }
         let snapshotEvery = UInt64(configuration.log.snapshotEvery)
+        let snapshots = SnapshotWriter(log: log)
         authenticator.observe = { [unowned authenticator] seq, _ in
-            if seq % snapshotEvery == 0 { writeSnapshot(log, authenticator.state, seq: seq) }
+            if seq % snapshotEvery == 0 { snapshots.write(authenticator.state, seq: seq) }
         }
-        return (authenticator, log, loaded)
+        return (authenticator, log, loaded, snapshots)
     }
 
     /// The passcode store is written before its event; after a crash between
