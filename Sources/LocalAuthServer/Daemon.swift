@@ -173,7 +173,7 @@ public enum Daemon {
         let snapshotEvery = UInt64(configuration.log.snapshotEvery)
         let snapshots = SnapshotWriter(log: log)
         authenticator.observe = { [unowned authenticator] seq, _ in
-            if seq % snapshotEvery == 0 { snapshots.write(authenticator.state, seq: seq) }
+            if seq % snapshotEvery == 0 { snapshots.write(StateCodec.encode(authenticator.state), seq: seq) }
         }
         return (authenticator, log, loaded, snapshots)
     }
@@ -232,12 +232,4 @@ public enum Daemon {
         return try UnixSocket.listen(path: path, mode: 0o666)
     }
 
-    static func writeSnapshot(_ log: EventLog, _ state: AuthState, seq: UInt64) {
-        do {
-            let head = try log.chainHead(at: seq)
-            try log.snapshots.write(seq: seq, chainHead: head, time: WallClock.nowMicros(), payload: StateCodec.encode(state))
-        } catch {
-            DaemonLog.error("Failed to write snapshot \(seq): \(error)")
-        }
-    }
 }
