@@ -10,8 +10,9 @@
 // the queue still shares (measured: 837 -> 1,372 bytes per context at
 // 100,000 contexts, the copy's pages kept by malloc).
 //
-// Snapshots only make startup faster: one that is overtaken by a newer one
-// before it starts is skipped, and a failed one is reported and forgotten.
+// Snapshots only make startup faster: at most one waits behind the one
+// being written (a newer one replaces it, so a slow disk holds at most two
+// payloads in memory), and a failed one is reported and forgotten.
 import Dispatch
 import LocalAuthLog
 import LocalAuthSystem
@@ -20,29 +21,38 @@ import Synchronization
 final class SnapshotWriter: Sendable {
     private let log: EventLog
     private let queue = DispatchQueue(label: "localauthd.snapshots")
-    /// The newest seq handed over; an older job that has not started skips itself.
-    private let newest = Atomic<UInt64>(0)
+    /// The snapshot waiting to be written: the newest handed over.
+    private let pending = Mutex<(seq: UInt64, payload: [UInt8])?>(nil)
 
     init(log: EventLog) {
         self.log = log
     }
 
     /// Writes a snapshot whose payload (the encoded state) covers every
-    /// event up to `seq`.
+    /// event up to `seq`, unless a newer one is handed over before it starts.
     func write(_ payload: [UInt8], seq: UInt64) {
-        newest.store(seq, ordering: .releasing)
-        queue.async { [self] in
-            guard newest.load(ordering: .acquiring) == seq else { return }
-            do {
-                let head = try log.chainHead(at: seq)
-                try log.snapshots.write(seq: seq, chainHead: head, time: WallClock.nowMicros(), payload: payload)
-            } catch {
-                DaemonLog.error("Failed to write snapshot \(seq): \(error)")
-            }
+        let queued = pending.withLock { slot in
+            defer { slot = (seq, payload) }
+            return slot != nil
+        }
+        // A job is already queued for the slot: it will take this one.
+        if !queued { queue.async { [self] in writePending() } }
+    }
+
+    private func writePending() {
+        guard let job = pending.withLock({ slot in
+            defer { slot = nil }
+            return slot
+        }) else { return }
+        do {
+            let head = try log.chainHead(at: job.seq)
+            try log.snapshots.write(seq: job.seq, chainHead: head, time: WallClock.nowMicros(), payload: job.payload)
+        } catch {
+            DaemonLog.error("Failed to write snapshot \(job.seq): \(error)")
         }
     }
 
-    /// Waits for the snapshot being written, if any (before the log closes).
+    /// Waits for the snapshots handed over so far (before the log closes).
     func finish() {
         queue.sync {}
     }

@@ -93,6 +93,38 @@ final class OperationsTests: IntegrationTestCase {
         XCTAssertTrue(daemon.stderr.contains("Started: snapshot "), daemon.stderr)
     }
 
+    /// A snapshot after every event: the snapshot queue is handed new ones
+    /// while it writes (each replaces the one waiting), the loop keeps
+    /// answering, and a restart starts from one of them with the same state.
+    func testASnapshotAfterEveryEventKeepsTheDaemonAnsweringAndRestartable() throws {
+        let daemon = try startDaemon(configuration: configuration(daemon: []) + "[Log]\nSnapshotEvery=1\n")
+        let client = try daemon.connect()
+        try prepareOwner(client)
+        let ctx = try newContext(client)
+        // 400 checks in one write: 400 events, each one a snapshot seq.
+        try client.sendRaw(Array((0..<400).map { "p\($0) can-evaluate ctx=\(ctx) policy=biometrics\n" }.joined().utf8))
+        for index in 0..<400 { XCTAssertOK(try client.next(tag: "p\(index)")) }
+        let e = tag("e")
+        try client.send("\(e) evaluate ctx=\(ctx) policy=biometrics reason=unlock")
+        _ = try client.next(tag: e)
+        try sensor(client, "nomatch")
+        _ = try client.next(tag: e)
+        let before = try client.request("s1 status")
+        client.shutDown()
+        XCTAssertEqual(daemon.stop(), 0, "a clean stop, after the snapshot being written")
+        let snapshots = ((try? FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory + "/snapshots")) ?? [])
+            .filter { $0.hasSuffix(".snap") }
+        XCTAssertFalse(snapshots.isEmpty)
+        XCTAssertLessThanOrEqual(snapshots.count, 3, "the newest three are kept: \(snapshots)")
+        try daemon.start()
+        XCTAssertTrue(daemon.stderr.contains("Started: snapshot "), daemon.stderr)
+        let after = try daemon.connect().request("s1 status")
+        for key in ["biometric-failures", "locked-out", "passcode-failures", "enrolled", "passcode-set"] {
+            XCTAssertEqual(after.arguments.value(for: key), before.arguments.value(for: key), key)
+        }
+        XCTAssertEqual(after.arguments.value(for: "biometric-failures"), "1")
+    }
+
     func testHostileInputIsCountedInStats() throws {
         let daemon = try startDaemon()
         let admin = try daemon.connect()
