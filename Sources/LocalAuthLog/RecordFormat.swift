@@ -19,9 +19,17 @@ public struct RecordKeys: Hashable, Sendable {
     }
 }
 
-/// The 48 header bytes of a record (length, CRC, fixed body), zeroed.
-struct RecordHeaderBytes {
-    var words: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0)
+/// Stack room for a whole small record (256 bytes, zeroed): the 48 header
+/// bytes and a payload of up to 208, so that it is checksummed in one pass
+/// and appended in one copy. Most events are far smaller (a policy check's
+/// record is ~70 bytes); larger payloads follow the header separately.
+struct RecordBytes {
+    static let capacity = 256
+    var words: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
+                UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
+                UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
+                UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64)
+        = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
 }
 
 /// Where a record starts: its segment (named by the segment's first seq) and
@@ -55,35 +63,46 @@ enum RecordFormat {
 
     static func recordSize(payload: Int) -> Int { headerSize + payload }
 
-    /// Appends one encoded record to `out`: the header is built on the
-    /// stack and checksummed there, then header and payload are appended as
-    /// two copies (no zero fill, no second pass over the record).
+    /// Appends one encoded record to `out`, built on the stack: header and
+    /// payload checksummed in one pass and appended as one copy when they
+    /// fit in `RecordBytes`, else the header (checksummed with the payload
+    /// as seed) and the payload as two copies. No zero fill either way.
     static func encode(
         seq: UInt64, time: Int64, keys: RecordKeys, payload: UnsafeRawBufferPointer, into out: inout [UInt8]
     ) {
-        var header = RecordHeaderBytes()
-        withUnsafeMutableBytes(of: &header) { record in
-            record.storeBytes(of: UInt32(fixedBodySize + payload.count).littleEndian, toByteOffset: 0, as: UInt32.self)
-            record.storeBytes(of: seq.littleEndian, toByteOffset: 8, as: UInt64.self)
-            record.storeBytes(of: time.littleEndian, toByteOffset: 16, as: Int64.self)
-            record.storeBytes(of: keys.type.littleEndian, toByteOffset: 24, as: UInt16.self)
+        var record = RecordBytes()
+        let inline = headerSize + payload.count <= RecordBytes.capacity
+        withUnsafeMutableBytes(of: &record) { raw in
+            raw.storeBytes(of: UInt32(fixedBodySize + payload.count).littleEndian, toByteOffset: 0, as: UInt32.self)
+            raw.storeBytes(of: seq.littleEndian, toByteOffset: 8, as: UInt64.self)
+            raw.storeBytes(of: time.littleEndian, toByteOffset: 16, as: Int64.self)
+            raw.storeBytes(of: keys.type.littleEndian, toByteOffset: 24, as: UInt16.self)
             var flags: UInt16 = 0
             if let uid = keys.uid {
                 flags |= flagUID
-                record.storeBytes(of: uid.littleEndian, toByteOffset: 28, as: UInt32.self)
+                raw.storeBytes(of: uid.littleEndian, toByteOffset: 28, as: UInt32.self)
             }
             if let context = keys.context {
                 flags |= flagContext
-                record.storeBytes(of: context.high.bigEndian, toByteOffset: 32, as: UInt64.self)
-                record.storeBytes(of: context.low.bigEndian, toByteOffset: 40, as: UInt64.self)
+                raw.storeBytes(of: context.high.bigEndian, toByteOffset: 32, as: UInt64.self)
+                raw.storeBytes(of: context.low.bigEndian, toByteOffset: 40, as: UInt64.self)
             }
-            record.storeBytes(of: flags.littleEndian, toByteOffset: 26, as: UInt16.self)
-            let fixed = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: record[prefixSize...]))
-            let crc = payload.isEmpty ? fixed : CRC32C.checksum(payload, seed: fixed)
-            record.storeBytes(of: crc.littleEndian, toByteOffset: 4, as: UInt32.self)
+            raw.storeBytes(of: flags.littleEndian, toByteOffset: 26, as: UInt16.self)
+            let crc: UInt32
+            if inline {
+                if let source = payload.baseAddress {
+                    (raw.baseAddress! + headerSize).copyMemory(from: source, byteCount: payload.count)
+                }
+                crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[prefixSize..<headerSize + payload.count]))
+            } else {
+                let fixed = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[prefixSize..<headerSize]))
+                crc = CRC32C.checksum(payload, seed: fixed)
+            }
+            raw.storeBytes(of: crc.littleEndian, toByteOffset: 4, as: UInt32.self)
+            let count = inline ? headerSize + payload.count : headerSize
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[0..<count]))
         }
-        withUnsafeBytes(of: header) { out.append(contentsOf: $0) }
-        if !payload.isEmpty { out.append(contentsOf: payload) }
+        if !inline { out.append(contentsOf: payload) }
     }
 
     static func u16(_ raw: UnsafeRawBufferPointer, _ offset: Int) -> UInt16 {

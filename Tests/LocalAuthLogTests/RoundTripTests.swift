@@ -25,6 +25,52 @@ final class RoundTripTests: XCTestCase {
         XCTAssertEqual(try EventLog.verify(directory.path).isOK, true)
     }
 
+    /// Records are built on the stack when header and payload fit in 256
+    /// bytes, else the payload follows the header: both sides of the
+    /// boundary encode the same layout (each byte of the record as a simple
+    /// reference writes it) and read back with their CRC and chain checked.
+    func testRecordsOnBothSidesOfTheStackBufferBoundary() throws {
+        let sizes = [0, 1, 7, 8, 100, 206, 207, 208, 209, 210, 300, 4096]
+        for (index, size) in sizes.enumerated() {
+            let payload = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ index) }
+            let keys = Fixture.keys(index)
+            var encoded: [UInt8] = [0xEE]  // encode appends: what was there stays
+            payload.withUnsafeBytes {
+                RecordFormat.encode(seq: UInt64(index + 1), time: Fixture.time(index), keys: keys, payload: $0, into: &encoded)
+            }
+            XCTAssertEqual(encoded.first, 0xEE)
+            XCTAssertEqual(Array(encoded.dropFirst()), referenceRecord(seq: UInt64(index + 1), time: Fixture.time(index), keys: keys,
+                                                                       payload: payload), "payload of \(size) bytes")
+        }
+        let directory = TemporaryDirectory()
+        let log = try EventLog.open(directory.path)
+        for (index, size) in sizes.enumerated() {
+            try log.append(time: Fixture.time(index), keys: Fixture.keys(index), payload: [UInt8](repeating: UInt8(index), count: size))
+        }
+        try log.waitDurable(UInt64(sizes.count))
+        try log.close()
+        let reader = try LogReader(logDirectory: directory.log, chain: .full)
+        for (index, size) in sizes.enumerated() {
+            guard case .record(let record) = reader.next() else { return XCTFail("missing record \(index + 1)") }
+            XCTAssertEqual(Array(record.payload), [UInt8](repeating: UInt8(index), count: size))
+            XCTAssertEqual(record.keys, Fixture.keys(index))
+        }
+        XCTAssertTrue(try EventLog.verify(directory.path).isOK)
+    }
+
+    /// FORMAT.md's record layout, written field by field.
+    private func referenceRecord(seq: UInt64, time: Int64, keys: RecordKeys, payload: [UInt8]) -> [UInt8] {
+        func le<T: FixedWidthInteger>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value.littleEndian) { Array($0) } }
+        func be(_ value: UInt64) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }
+        var flags: UInt16 = 0
+        if keys.uid != nil { flags |= 1 }
+        if keys.context != nil { flags |= 2 }
+        var body = le(seq) + le(time) + le(keys.type) + le(flags) + le(keys.uid ?? 0)
+        body += keys.context.map { be($0.high) + be($0.low) } ?? [UInt8](repeating: 0, count: 16)
+        body += payload
+        return le(UInt32(body.count)) + le(CRC32C.checksum(body)) + body
+    }
+
     func testLargePayloadAndEmptyPayload() throws {
         let directory = TemporaryDirectory()
         let log = try EventLog.open(directory.path)
