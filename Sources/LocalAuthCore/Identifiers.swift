@@ -28,7 +28,7 @@ public struct ContextID: Hashable, Sendable, Comparable, CustomStringConvertible
     /// ids probe no further than the random ones stored), and every request
     /// looks its context up three times. The mix (MurmurHash3's finalizer)
     /// keeps the per-table seed's point: two tables order the same ids
-    /// differently. docs/ARCHITECTURE.md, "Context ids in hash tables".
+    /// differently. docs/ARCHITECTURE.md, "Hash tables keyed by context ids".
     public func _rawHashValue(seed: Int) -> Int {
         var x = high ^ low ^ UInt64(truncatingIfNeeded: seed)
         x = (x ^ (x >> 33)) &* 0xff51_afd7_ed55_8ccd

@@ -20,10 +20,15 @@ final class LogRecorder: EventRecorder {
     }
 
     func record(_ event: Event) throws -> UInt64 {
-        scratch.bytes.removeAll(keepingCapacity: true)
-        EventCodec.encode(event.body, into: &scratch)
+        // The buffer is moved into a local for the call (and back): reading
+        // a stored property inside the closure would retain its storage.
+        var writer = ByteWriter(capacity: 0)
+        swap(&writer, &scratch)
+        defer { swap(&writer, &scratch) }
+        writer.bytes.removeAll(keepingCapacity: true)
+        EventCodec.encode(event.body, into: &writer)
         let keys = RecordKeys(type: event.body.kind.rawValue, uid: event.body.uid, context: event.body.ctx)
-        return try scratch.bytes.withUnsafeBytes { payload throws(LogError) in
+        return try writer.bytes.withUnsafeBytes { payload throws(LogError) in
             try log.append(time: event.time, keys: keys, payload: payload)
         }
     }

@@ -11,9 +11,10 @@ public struct DecodeError: Error, Sendable, Equatable, CustomStringConvertible {
 public struct ByteWriter: Sendable {
     public var bytes: [UInt8]
 
+    /// `capacity` 0 allocates nothing (`reserveCapacity(0)` would).
     public init(capacity: Int = 64) {
         bytes = []
-        bytes.reserveCapacity(capacity)
+        if capacity > 0 { bytes.reserveCapacity(capacity) }
     }
 
     public mutating func u8(_ value: UInt8) { bytes.append(value) }
