@@ -69,22 +69,6 @@ public struct RequestScanner {
     /// The tag as a String.
     public var tagString: String { Grammar.string(bytes, tag) }
 
-    /// Whether the key of `span` is `key`.
-    public func keyIs(_ span: ArgumentSpan, _ key: StaticString) -> Bool {
-        Grammar.equal(UnsafeBufferPointer(rebasing: bytes[span.key]),
-                      UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
-    }
-
-    /// Where the value of `key` is, or nil when the key is absent.
-    public func span(for key: StaticString) -> ArgumentSpan? {
-        arguments.first { keyIs($0, key) }
-    }
-
-    /// The bytes of a value as written (escapes not undone).
-    public func rawValue(_ span: ArgumentSpan) -> UnsafeBufferPointer<UInt8> {
-        UnsafeBufferPointer(rebasing: bytes[span.value])
-    }
-
     /// The request with Strings, as `Request.parse` returns it.
     public var request: Request {
         Request(tag: tagString, verb: Grammar.string(bytes, verb), arguments: ArgumentScanner.arguments(arguments, in: bytes))

@@ -1,5 +1,5 @@
 // RequestScanner: where the tag, verb and arguments sit in the line, what
-// `escaped` means, the byte-wise key lookup (`span(for:)`), reuse across lines, and
+// `escaped` means, keys compared as whole keys, reuse across lines, and
 // agreement with `Request.parse` and with an independent reference parser
 // (below: PROTOCOL.md's grammar read byte by byte, with the messages the
 // parser had before the scanner) on fixed and seeded-random lines.
@@ -485,6 +485,20 @@ final class RequestScannerTests: XCTestCase {
 }
 
 private func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+/// Lookups these tests inspect a scan with (the daemon needs none: it reads
+/// `request`, and the usual can-evaluate line through `CanEvaluateLine`).
+extension RequestScanner {
+    /// Where the value of `key` is, or nil when the key is absent.
+    func span(for key: String) -> ArgumentSpan? {
+        arguments.first { String(decoding: UnsafeBufferPointer(rebasing: bytes[$0.key]), as: UTF8.self) == key }
+    }
+
+    /// The bytes of a value as written (escapes not undone).
+    func rawValue(_ span: ArgumentSpan) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(rebasing: bytes[span.value])
+    }
+}
 
 private func text(_ scanner: RequestScanner, _ range: Range<Int>) -> String {
     String(decoding: UnsafeBufferPointer(rebasing: scanner.bytes[range]), as: UTF8.self)
