@@ -1,5 +1,7 @@
-// SHA-256 values and the hash chain of FORMAT.md:
-//   chain[0] = 32 zero bytes; chain[n] = SHA-256(chain[n-1] || record n's bytes).
+// SHA-256 values and the hash chain of FORMAT.md (format version 2):
+//   chain[0] = 32 zero bytes;
+//   chain[n] = SHA-256(chain[f-1] || records f..n as on disk), where f is the
+//   first seq of the segment that holds n; chain[f-1] is in its header.
 
 import LocalAuthSystem
 
@@ -47,18 +49,43 @@ public struct ChainHead: Hashable, Sendable, CustomStringConvertible {
     public var description: String { hex }
 }
 
-/// The chain step: SHA-256 straight into a ChainHead, nothing allocated.
-struct ChainHasher {
-    /// chain[n] = SHA-256(chain[n-1] || record).
-    func chain(_ previous: ChainHead, _ record: UnsafeRawBufferPointer) -> ChainHead {
-        var head = ChainHead()
-        withUnsafeBytes(of: previous) { before in
-            withUnsafeMutableBytes(of: &head) { SHA256.hash(before, record, into: $0) }
-        }
-        return head
+/// The chain of one segment (FORMAT.md "Hash chain"): SHA-256 fed the head
+/// before the segment and then its records' bytes as they come. A value:
+/// `head` reads chain[last record fed] from a copy, so the stream goes on.
+/// Records may be fed one at a time or many at once (a writer's chunk, a
+/// reader's run of checked records); the head is the same.
+struct ChainStream: Sendable {
+    /// chain[firstSeq - 1], the head the segment starts from.
+    let before: ChainHead
+    private var sha = SHA256.Stream()
+    /// Whether any record was fed: the head of a segment without records is
+    /// `before` itself, not a hash of it.
+    private(set) var hasRecords = false
+
+    init(before: ChainHead) {
+        self.before = before
+        withUnsafeBytes(of: before) { sha.update($0) }
     }
 
-    func digest(_ bytes: UnsafeRawBufferPointer) -> ChainHead {
+    /// Feeds whole records (one or more, exactly as on disk).
+    mutating func append(_ records: UnsafeRawBufferPointer) {
+        guard !records.isEmpty else { return }
+        sha.update(records)
+        hasRecords = true
+    }
+
+    /// chain[the last seq fed]; `before` when none was.
+    var head: ChainHead {
+        guard hasRecords else { return before }
+        var head = ChainHead()
+        withUnsafeMutableBytes(of: &head) { sha.digest(into: $0) }
+        return head
+    }
+}
+
+/// SHA-256 of one buffer, as a ChainHead (a snapshot's payload digest).
+enum PayloadDigest {
+    static func of(_ bytes: UnsafeRawBufferPointer) -> ChainHead {
         var head = ChainHead()
         withUnsafeMutableBytes(of: &head) { SHA256.hash(UnsafeRawBufferPointer(start: nil, count: 0), bytes, into: $0) }
         return head

@@ -125,14 +125,14 @@ public final class EventLog: Sendable {
                 }
             }
             var end = reader.currentOffset
-            var chain = reader.chainHead ?? .zero
+            var chain = reader.chainStream ?? ChainStream(before: .zero)
             if let last = reader.segments.last { index.addSegment(last) }
             recovery.segments = reader.segments.count
             recovery.lastSeq = max(recovery.lastSeq, reader.lastSeq)
             recovery.sealedSegmentsTrusted = reader.sealedSegmentsSkipped
             let lazyIndex = lazy ? LazyIndex(logDirectory: logDirectory, lastSeq: recovery.lastSeq) : nil
             if options.readOnly {
-                return EventLog(directory: directory, recovery: recovery, writer: nil, index: index, chain: chain, lazyIndex: lazyIndex)
+                return EventLog(directory: directory, recovery: recovery, writer: nil, index: index, chain: chain.head, lazyIndex: lazyIndex)
             }
             // The last segment is appended to: a seal left by a crash during rotation no longer holds.
             if let last = reader.segments.last, File.exists(SegmentSeal.path(logDirectory, last)) {
@@ -160,7 +160,7 @@ public final class EventLog: Sendable {
                 index.addSegment(1)
                 recovery.segments = 1
                 end = SegmentHeader.size
-                chain = .zero
+                chain = ChainStream(before: .zero)
             }
             let writer = try LogWriter(
                 logDirectory: logDirectory, segment: index.segments.last!, end: end, lastSeq: recovery.lastSeq,
@@ -168,7 +168,7 @@ public final class EventLog: Sendable {
                 preallocation: options.preallocation, indexing: options.indexesAppends,
                 chainMarkEvery: options.chainMarkEvery, onDurable: options.onDurable,
                 onFailure: options.onFailure)
-            return EventLog(directory: directory, recovery: recovery, writer: writer, index: LogIndex(), chain: chain, lazyIndex: lazyIndex)
+            return EventLog(directory: directory, recovery: recovery, writer: writer, index: LogIndex(), chain: chain.head, lazyIndex: lazyIndex)
         } catch let error as LogError {
             throw error
         } catch let error as SystemError {

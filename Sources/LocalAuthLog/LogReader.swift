@@ -88,13 +88,22 @@ public final class LogReader {
     /// First seqs of the segment files, from their names, ascending.
     public let segments: [UInt64]
     /// The chain head after the last record returned (nil when not hashing).
-    public private(set) var chainHead: ChainHead?
+    public var chainHead: ChainHead? { chainStream?.head }
+    /// The current segment's chain, fed every record read so far.
+    var chainStream: ChainStream? {
+        catchUp()
+        return stream
+    }
     /// The last seq returned or skipped (0 before any).
     public private(set) var lastSeq: UInt64 = 0
 
     private let fromSeq: UInt64
     private let chainCheck: ChainCheck
-    private let hasher = ChainHasher()
+    /// The current segment's chain (nil when not hashing), fed the records
+    /// before `hashedTo`: checked records are hashed in runs, when a head is
+    /// asked for or the segment is left, not one SHA-256 call per record.
+    private var stream: ChainStream?
+    private var hashedTo = 0
     private var segmentIndex: Int
     private var buffer: UnsafeMutableRawBufferPointer = .init(start: nil, count: 0)
     private var size = 0
@@ -136,7 +145,7 @@ public final class LogReader {
         chainCheck = chain
         // Start at the last segment whose name is <= seq (records before seq are skipped).
         segmentIndex = names.lastIndex(where: { $0 <= start }) ?? 0
-        if chain == .full && segmentIndex == 0 { chainHead = .zero }
+        if chain == .full && segmentIndex == 0 { stream = ChainStream(before: .zero) }
     }
 
     deinit { buffer.deallocate() }
@@ -190,7 +199,6 @@ public final class LogReader {
             guard RecordFormat.u16(record, 26) & ~RecordFormat.knownFlags == 0 else {
                 return finish(.corruption(corruption(.badFlags, "flags \(RecordFormat.u16(record, 26))")))
             }
-            if let head = chainHead { chainHead = hasher.chain(head, record) }
             let position = LogPosition(segment: segments[segmentIndex], offset: offset)
             offset += 8 + length
             expectedSeq = seq + 1
@@ -221,6 +229,13 @@ public final class LogReader {
             firstSeq: name, lastSeq: last, length: size, chainHead: head,
             fileCRC: CRC32C.checksum(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<size]))))
         return nil
+    }
+
+    /// Feeds the records checked since the last call to the chain.
+    private func catchUp() {
+        guard stream != nil, hashedTo < offset else { return }
+        stream!.append(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[hashedTo..<offset]))
+        hashedTo = offset
     }
 
     private func finish(_ step: ReadStep) -> ReadStep {
@@ -286,26 +301,29 @@ public final class LogReader {
     private func load() -> ReadStep? {
         let name = segments[segmentIndex]
         let path = directory + "/" + SegmentName.fileName(name)
+        catchUp()  // the segment left, while its bytes are still in the buffer
         offset = 0
+        hashedTo = 0
         size = 0
         skipping = false
         pendingSeal = nil
         if trustSeals && !isLastSegment, let seal = SegmentSeal.load(directory, name) {
             var header: SegmentHeader?
+            var headerBytes = [UInt8](repeating: 0, count: SegmentHeader.size)
             var matches = false
             do throws(SystemError) {
                 let file = try SegmentFile.open(path, .readOnly)
                 defer { file.close() }
-                var bytes = [UInt8](repeating: 0, count: SegmentHeader.size)
                 var failure: SystemError?
-                let n = bytes.withUnsafeMutableBytes { raw -> Int in
+                let n = headerBytes.withUnsafeMutableBytes { raw -> Int in
                     do throws(SystemError) { return try file.preadFully(into: raw, at: 0) } catch {
                         failure = error
                         return 0
                     }
                 }
                 if let failure { throw failure }
-                header = bytes.withUnsafeBytes { SegmentHeader.decode(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+                headerBytes.removeSubrange(n...)
+                header = headerBytes.withUnsafeBytes { SegmentHeader.decode($0) }
                 if header != nil {
                     let (length, crc) = try SegmentSeal.checksum(file)
                     matches = length == seal.length && crc == seal.fileCRC
@@ -313,11 +331,11 @@ public final class LogReader {
             } catch {
                 return .corruption(Corruption(segment: name, offset: 0, seq: expectedSeq, reason: .unreadableSegment, detail: error.description))
             }
-            if let step = checkHeader(header, name) { return step }
+            if let step = headerBytes.withUnsafeBytes({ checkHeader(header, name, raw: $0) }) { return step }
             if matches {
                 expectedSeq = seal.lastSeq + 1
                 lastSeq = seal.lastSeq
-                chainHead = seal.chainHead
+                stream = ChainStream(before: seal.chainHead)
                 skipping = true
                 sealedSegmentsSkipped += 1
                 loaded = true
@@ -339,21 +357,22 @@ public final class LogReader {
             return .corruption(Corruption(segment: name, offset: 0, seq: expectedSeq, reason: .unreadableSegment, detail: error.description))
         }
         let raw = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<size])
-        if let step = checkHeader(SegmentHeader.decode(raw), name) { return step }
+        if let step = checkHeader(SegmentHeader.decode(raw), name, raw: raw) { return step }
         offset = SegmentHeader.size
+        hashedTo = offset
         loaded = true
         return nil
     }
 
     /// The checks of a segment header against its name and what came before;
     /// sets the chain head to continue from. A step only when it cannot be used.
-    private func checkHeader(_ header: SegmentHeader?, _ name: UInt64) -> ReadStep? {
+    private func checkHeader(_ header: SegmentHeader?, _ name: UInt64, raw: UnsafeRawBufferPointer) -> ReadStep? {
         let first = segmentIndex == 0 || expectedSeq == 0
         if first { expectedSeq = name }
         guard let header else {
             // Segments are created complete under a temporary name, so a bad
             // header is never a torn write: always corruption.
-            return .corruption(corruption(.badSegmentHeader, "bad magic, version or header checksum", at: 0))
+            return .corruption(corruption(.badSegmentHeader, SegmentHeader.problem(raw), at: 0))
         }
         if header.firstSeq != name {
             // A copy of an earlier segment under a later name, or a later one in an earlier place.
@@ -371,13 +390,13 @@ public final class LogReader {
             return .corruption(corruption(.duplicateSegment, "segment overlaps seqs before \(expectedSeq)", at: 0))
         }
         switch chainCheck {
-        case .none: chainHead = nil
-        case .lastSegment: chainHead = isLastSegment ? header.chainBefore : nil
+        case .none: stream = nil
+        case .lastSegment: stream = isLastSegment ? ChainStream(before: header.chainBefore) : nil
         case .full:
             if let head = chainHead, head != header.chainBefore {
                 return .corruption(corruption(.chainBreak, "segment header chain \(header.chainBefore.hex.prefix(16)) != computed \(head.hex.prefix(16))", at: 0))
             }
-            chainHead = header.chainBefore
+            stream = ChainStream(before: header.chainBefore)
         }
         return nil
     }

@@ -131,14 +131,14 @@ final class LogWriter: Sendable {
 
     /// Starts appending after `lastSeq` at `end` of the existing segment `segment`.
     init(
-        logDirectory: String, segment: UInt64, end: Int, lastSeq: UInt64, chain: ChainHead, index: LogIndex,
+        logDirectory: String, segment: UInt64, end: Int, lastSeq: UInt64, chain: ChainStream, index: LogIndex,
         segmentSize: Int, policy: SyncPolicy, preallocation: Int, indexing: Bool = true, chainMarkEvery: UInt64 = 0,
         onDurable: (@Sendable (UInt64) -> Void)?, onFailure: (@Sendable (WriteFailure) -> Void)?
     ) throws(SystemError) {
         let file = try SegmentFile.open(logDirectory + "/" + SegmentName.fileName(segment), .writeOnly)
         lock = ConditionLock(
             State(nextSeq: lastSeq + 1, segment: segment, segmentEnd: end, index: index, indexing: indexing,
-                  durableChain: chain, demand: lastSeq),
+                  durableChain: chain.head, demand: lastSeq),
             conditions: 2)
         durable = Atomic(lastSeq)
         appended = Atomic(lastSeq)

@@ -135,7 +135,9 @@ enum RecordFormat {
 struct SegmentHeader: Equatable {
     static let size = 64
     static let magic: [UInt8] = Array("LALOGSEG".utf8)
-    static let version: UInt32 = 1
+    /// 2: the chain is one SHA-256 stream per segment (FORMAT.md "Hash
+    /// chain"); version 1 hashed each record with the head before it.
+    static let version: UInt32 = 2
 
     var firstSeq: UInt64
     var chainBefore: ChainHead
@@ -161,6 +163,20 @@ struct SegmentHeader: Equatable {
               RecordFormat.u32(raw, 60) == CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[0..<60]))
         else { return nil }
         return SegmentHeader(firstSeq: RecordFormat.u64(raw, 16), chainBefore: ChainHead(UnsafeRawBufferPointer(rebasing: raw[24..<56])))
+    }
+
+    /// Why `decode` refused `raw`, for the corruption report.
+    static func problem(_ raw: UnsafeRawBufferPointer) -> String {
+        guard raw.count >= size else { return "header cut short (\(raw.count) of \(size) bytes)" }
+        guard raw.prefix(8).elementsEqual(magic) else { return "bad magic" }
+        let found = RecordFormat.u32(raw, 8)
+        guard found == version else {
+            return found == 1
+                ? "format version 1 (a pre-release build's log, chained record by record); this build reads version \(version)"
+                : "unknown format version \(found)"
+        }
+        guard RecordFormat.u32(raw, 12) == UInt32(size) else { return "bad header size" }
+        return "bad header checksum"
     }
 }
 

@@ -16,11 +16,12 @@ import LocalAuthSystem
 struct SegmentAppender: ~Copyable {
     let directory: String
     var file: SegmentFile
+    /// The open segment's chain, fed every record written.
+    var stream: ChainStream
     /// The head after the last record written.
-    var chain: ChainHead
+    var chain: ChainHead { stream.head }
     /// The last seq written to the file.
     var writtenSeq: UInt64
-    let hasher = ChainHasher()
     /// The open segment (its first seq), its length and the CRC32C of its
     /// bytes so far (nil: not known, the segment existed before this writer).
     var segment: UInt64
@@ -41,14 +42,14 @@ struct SegmentAppender: ~Copyable {
     var marks: [ChainMark] = []
 
     init(
-        directory: String, file: SegmentFile, chain: ChainHead, segment: UInt64, end: Int, lastSeq: UInt64,
+        directory: String, file: SegmentFile, chain: ChainStream, segment: UInt64, end: Int, lastSeq: UInt64,
         preallocation: Int, markEvery: UInt64 = 0
     ) throws(SystemError) {
         self.directory = directory
         self.markEvery = markEvery
         nextMark = markEvery == 0 ? .max : (lastSeq / markEvery + 1) * markEvery
         self.file = file
-        self.chain = chain
+        stream = chain
         self.segment = segment
         self.writtenSeq = lastSeq
         self.preallocation = preallocation
@@ -61,28 +62,34 @@ struct SegmentAppender: ~Copyable {
     mutating func write(_ batch: [PendingChunk]) throws(SystemError) {
         for chunk in batch {
             if chunk.createsSegment { try rotate(to: chunk.segment) }
-            var head = chain
-            var seq = writtenSeq
+            // The whole chunk in one SHA-256 update, split only where a
+            // kept head falls (nothing in between needs its head).
+            var next = stream
             var kept: [ChainMark] = []
             chunk.bytes.withUnsafeBytes { raw in
-                var offset = 0
-                while offset < raw.count {
-                    let length = 8 + Int(RecordFormat.u32(raw, offset))
-                    head = hasher.chain(head, UnsafeRawBufferPointer(rebasing: raw[offset..<offset + length]))
-                    offset += length
-                    seq += 1
-                    if seq == nextMark {
-                        kept.append(ChainMark(seq: seq, head: head))
-                        nextMark += markEvery
+                var hashed = 0
+                if nextMark <= chunk.lastSeq {
+                    var offset = 0
+                    var seq = writtenSeq
+                    while offset < raw.count {
+                        offset += 8 + Int(RecordFormat.u32(raw, offset))
+                        seq += 1
+                        if seq == nextMark {
+                            next.append(UnsafeRawBufferPointer(rebasing: raw[hashed..<offset]))
+                            hashed = offset
+                            kept.append(ChainMark(seq: seq, head: next.head))
+                            nextMark += markEvery
+                        }
                     }
                 }
+                next.append(UnsafeRawBufferPointer(rebasing: raw[hashed...]))
             }
             if preallocation > 0, chunk.offset + chunk.bytes.count > allocated {
                 preallocate(through: chunk.offset + chunk.bytes.count)
             }
             try file.pwriteAll(chunk.bytes, at: chunk.offset)
             // Only what reached the file moves the chain.
-            chain = head
+            stream = next
             if !kept.isEmpty {
                 marks.append(contentsOf: kept)
                 if marks.count > ChainMark.kept { marks.removeFirst(marks.count - ChainMark.kept) }
@@ -136,23 +143,25 @@ struct SegmentAppender: ~Copyable {
             allocated = length
         }
         try file.fdatasync()
-        try seal(lastSeq: firstSeq - 1)
+        let head = chain
+        try seal(lastSeq: firstSeq - 1, head: head)
         file.close()
-        file = try SegmentCreation.create(directory: directory, firstSeq: firstSeq, chainBefore: chain)
+        file = try SegmentCreation.create(directory: directory, firstSeq: firstSeq, chainBefore: head)
+        stream = ChainStream(before: head)
         segment = firstSeq
         length = SegmentHeader.size
         allocated = SegmentHeader.size
-        fileCRC = CRC32C.checksum(SegmentHeader(firstSeq: firstSeq, chainBefore: chain).encoded())
+        fileCRC = CRC32C.checksum(SegmentHeader(firstSeq: firstSeq, chainBefore: head).encoded())
     }
 
-    private func seal(lastSeq: UInt64) throws(SystemError) {
+    private func seal(lastSeq: UInt64, head: ChainHead) throws(SystemError) {
         let crc: UInt32
         if let fileCRC { crc = fileCRC } else {
             let reading = try SegmentFile.open(file.path, .readOnly)
             defer { reading.close() }
             crc = try SegmentSeal.checksum(reading, limit: length).crc
         }
-        try SegmentSeal(firstSeq: segment, lastSeq: lastSeq, length: length, chainHead: chain, fileCRC: crc).write(directory)
+        try SegmentSeal(firstSeq: segment, lastSeq: lastSeq, length: length, chainHead: head, fileCRC: crc).write(directory)
     }
 }
 

@@ -9,7 +9,8 @@ import LocalAuthSystem
 struct SegmentSeal: Equatable, Sendable {
     static let size = 96
     static let magic: [UInt8] = Array("LALOGSEL".utf8)
-    static let version: UInt32 = 1
+    /// 2: the head is that of the per-segment chain (format version 2).
+    static let version: UInt32 = 2
     static let suffix = ".seg.seal"
 
     var firstSeq: UInt64

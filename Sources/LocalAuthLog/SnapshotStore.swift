@@ -114,7 +114,7 @@ public struct SnapshotStore: Sendable {
 
     static func encode(seq: UInt64, chainHead: ChainHead, time: Int64, payload: [UInt8]) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: headerSize)
-        let digest = payload.withUnsafeBytes { ChainHasher().digest($0) }
+        let digest = payload.withUnsafeBytes { PayloadDigest.of($0) }
         bytes.withUnsafeMutableBytes { raw in
             raw.copyBytes(from: magic)
             raw.storeBytes(of: version.littleEndian, toByteOffset: 8, as: UInt32.self)
@@ -148,7 +148,7 @@ public struct SnapshotStore: Sendable {
             guard CRC32C.checksum(payload) == RecordFormat.u32(raw, 72) else {
                 return .failure(DecodeFailure(message: "payload crc mismatch"))
             }
-            guard ChainHasher().digest(payload) == ChainHead(UnsafeRawBufferPointer(rebasing: raw[80..<112])) else {
+            guard PayloadDigest.of(payload) == ChainHead(UnsafeRawBufferPointer(rebasing: raw[80..<112])) else {
                 return .failure(DecodeFailure(message: "payload sha-256 mismatch"))
             }
             return .success(Snapshot(

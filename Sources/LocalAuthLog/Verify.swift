@@ -62,15 +62,15 @@ extension EventLog {
             // Where each segment read ends: (last seq, chain head), to check the seals.
             var ends: [UInt64: (UInt64, ChainHead)] = [:]
             var segment: UInt64?
-            var head = ChainHead.zero
             scan: while true {
                 switch reader.next() {
                 case .record(let record):
                     if segment != record.position.segment {
-                        if let segment { ends[segment] = (report.lastSeq, head) }
+                        // The reader checked that this segment starts from the
+                        // head the one before ended with.
+                        if let segment { ends[segment] = (report.lastSeq, reader.chainStream?.before ?? .zero) }
                         segment = record.position.segment
                     }
-                    head = reader.chainHead ?? .zero
                     report.records += 1
                     report.lastSeq = record.seq
                     if snapshotSeqs.contains(record.seq) { headsAtSnapshots[record.seq] = reader.chainHead }
@@ -84,7 +84,7 @@ extension EventLog {
                 }
             }
             report.chainHead = reader.chainHead ?? .zero
-            if let segment { ends[segment] = (report.lastSeq, head) }
+            if let segment { ends[segment] = (report.lastSeq, report.chainHead) }
             checkSeals(directory + "/log", segments: reader.segments, ends: ends, complete: report.corruption == nil, into: &report)
         }
         for seq in snapshotSeqs.sorted() {

@@ -1,5 +1,5 @@
-// SHA256 through OpenSSL: a one-shot hash (EVP), and the two-part hash of
-// the log's chain step (low-level API, nothing allocated). The EVP digest
+// SHA256 through OpenSSL: a one-shot hash (EVP), a two-part hash, and the
+// incremental hash of the log's chain (low-level API, nothing allocated). The EVP digest
 // method is fetched once per process (an EVP_MD is immutable and shared
 // between threads), which keeps small one-shot hashes cheap. OpenSSL fails
 // here only when it cannot allocate, which stops the process like any other
@@ -36,6 +36,32 @@ public enum SHA256 {
             && SHA256_Update(&context, second.baseAddress, second.count) == 1
             && SHA256_Final(digest.baseAddress!.assumingMemoryBound(to: UInt8.self), &context) == 1
         precondition(ok, "SHA256 failed")
+    }
+
+    /// An incremental SHA-256: bytes fed in any number of pieces give the
+    /// digest of their concatenation. A value (the C context, ~112 bytes):
+    /// copying one forks the hash, which is how a digest is read without
+    /// ending the stream (`digest(into:)` finishes a copy).
+    public struct Stream: Sendable {
+        private var context = SHA256_CTX()
+
+        public init() {
+            precondition(SHA256_Init(&context) == 1, "SHA256_Init failed")
+        }
+
+        public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+            guard !bytes.isEmpty else { return }
+            precondition(SHA256_Update(&context, bytes.baseAddress, bytes.count) == 1, "SHA256_Update failed")
+        }
+
+        /// The digest of everything fed so far, into `digest` (32 bytes);
+        /// the stream goes on unchanged.
+        public func digest(into digest: UnsafeMutableRawBufferPointer) {
+            precondition(digest.count >= SHA256.digestSize)
+            var copy = context
+            precondition(
+                SHA256_Final(digest.baseAddress!.assumingMemoryBound(to: UInt8.self), &copy) == 1, "SHA256_Final failed")
+        }
     }
 
     /// Fetched once; safe to share (OpenSSL documents EVP_MD as thread-safe once fetched).
