@@ -73,6 +73,13 @@ public enum Daemon {
         umask(0o077)
         raiseOpenFileLimit(for: configuration.daemon.maxConnections)
 
+        // The socket first: a second daemon started on a live socket stops
+        // here, before it touches a state directory or records anything.
+        // Clients that connect during the replay wait in the backlog.
+        let socketPath = configuration.daemon.socket
+        let (listener, socketFile) = try socket(configuration)
+        defer { socketFile?.remove(socketPath) }
+
         let stateDirectory = configuration.daemon.stateDirectory
         try Directory.create(stateDirectory, mode: 0o700)
         let lock = try lockStateDirectory(stateDirectory)
@@ -81,7 +88,6 @@ public enum Daemon {
         let passcodes = try BuiltinPasscodes(directory: stateDirectory)
         let opened = try openAuthenticator(configuration, passcodes: passcodes, wake: durabilityWake)
 
-        let listener = try socket(configuration)
         let server = try Server(configuration: configuration, authenticator: opened.authenticator, listener: listener,
                                 signals: signals, durabilityWake: durabilityWake, passcodes: passcodes, version: version)
         var log = opened.log
@@ -219,17 +225,28 @@ public enum Daemon {
         return fd
     }
 
-    static func socket(_ configuration: DaemonConfiguration) throws -> FileDescriptor {
+    /// The listening socket: systemd's (socket activation), else one bound
+    /// at the configured path, with the file to remove at a clean exit.
+    static func socket(_ configuration: DaemonConfiguration) throws -> (FileDescriptor, UnixSocket.BoundFile?) {
         if let passed = try Systemd.listenFDs().first {
             let fd = FileDescriptor(rawValue: passed.fd)
             try fd.setNonBlocking()
-            return fd
+            return (fd, nil)
         }
         let path = configuration.daemon.socket
         if let slash = path.lastIndex(of: "/"), slash != path.startIndex {
             try Directory.create(String(path[..<slash]), mode: 0o755)
         }
-        return try UnixSocket.listen(path: path, mode: 0o666)
+        do {
+            let fd = try UnixSocket.listen(path: path, mode: 0o666)
+            return (fd, UnixSocket.BoundFile(path: path))
+        } catch where error.errno == EADDRINUSE {
+            throw inUse(path)
+        }
+    }
+
+    private static func inUse(_ path: String) -> StoreError {
+        StoreError("\(path) is in use: another process (a running localauthd?) accepts connections on it; stop it or choose another socket (--socket, Socket=)")
     }
 
 }

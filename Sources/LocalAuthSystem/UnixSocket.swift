@@ -7,12 +7,14 @@ import Glibc
 
 public enum UnixSocket {
     /// A non-blocking listening socket bound at `path`. A stale socket file
-    /// left by an earlier run is removed; any other file there is an error
-    /// (EEXIST), never deleted.
+    /// left by an earlier run (nobody accepts on it) is removed; a socket
+    /// somebody listens on is EADDRINUSE and any other file EEXIST, never
+    /// deleted: a second daemon must not take the first one's clients.
     public static func listen(path: String, mode: mode_t = 0o666, backlog: Int32 = 128) throws(SystemError) -> FileDescriptor {
         var info = stat()
         if lstat(path, &info) == 0 {
             guard info.st_mode & S_IFMT == S_IFSOCK else { throw SystemError(call: "bind", errno: EEXIST, path: path) }
+            if isListening(path) { throw SystemError(call: "bind", errno: EADDRINUSE, path: path) }
             try File.unlink(path)
         }
         let fd = try socket(nonBlocking: true)
@@ -33,6 +35,40 @@ public enum UnixSocket {
         } catch {
             try? fd.close()
             throw error
+        }
+    }
+
+    /// Whether a process listens on the socket file at `path`: a connect
+    /// that is accepted (or queued: EAGAIN when the backlog is full) says
+    /// yes; ECONNREFUSED (a stale file) or any other failure says no.
+    public static func isListening(_ path: String) -> Bool {
+        guard let fd = try? socket(nonBlocking: true) else { return false }
+        defer { try? fd.close() }
+        guard var address = try? address(path) else { return false }
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd.rawValue, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        return rc == 0 || errno == EAGAIN || errno == EINPROGRESS
+    }
+
+    /// The file a socket was bound to, to remove it at exit only if it is
+    /// still ours (a successor may have bound the path since).
+    public struct BoundFile: Sendable, Equatable {
+        let device: UInt64, inode: UInt64
+
+        public init?(path: String) {
+            var info = stat()
+            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK else { return nil }
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+        }
+
+        /// Unlinks `path` when it is still this socket file.
+        public func remove(_ path: String) {
+            guard BoundFile(path: path) == self else { return }
+            try? File.unlink(path)
         }
     }
 
