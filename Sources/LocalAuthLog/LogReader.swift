@@ -122,6 +122,8 @@ public final class LogReader {
     private(set) var resealable: [SegmentSeal] = []
     /// Segments skipped by their seal.
     private(set) var sealedSegmentsSkipped = 0
+    /// The head the next segment must start from was taken from a seal, not computed.
+    private var headFromSeal = false
 
     /// Reads `<directory>` (a log directory of `.seg` files) from `seq`.
     public convenience init(logDirectory: String, from seq: UInt64 = 1, chain: ChainCheck = .none) throws(SystemError) {
@@ -336,6 +338,7 @@ public final class LogReader {
                 expectedSeq = seal.lastSeq + 1
                 lastSeq = seal.lastSeq
                 stream = ChainStream(before: seal.chainHead)
+                headFromSeal = true
                 skipping = true
                 sealedSegmentsSkipped += 1
                 loaded = true
@@ -394,8 +397,12 @@ public final class LogReader {
         case .lastSegment: stream = isLastSegment ? ChainStream(before: header.chainBefore) : nil
         case .full:
             if let head = chainHead, head != header.chainBefore {
-                return .corruption(corruption(.chainBreak, "segment header chain \(header.chainBefore.hex.prefix(16)) != computed \(head.hex.prefix(16))", at: 0))
+                let source = headFromSeal
+                    ? "the previous segment's seal \(head.hex.prefix(16)) (the seal or this header is wrong; verify, which reads every record, tells which)"
+                    : "computed \(head.hex.prefix(16))"
+                return .corruption(corruption(.chainBreak, "segment header chain \(header.chainBefore.hex.prefix(16)) != \(source)", at: 0))
             }
+            headFromSeal = false
             stream = ChainStream(before: header.chainBefore)
         }
         return nil

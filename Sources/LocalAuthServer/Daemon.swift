@@ -111,6 +111,7 @@ public enum Daemon {
         let from = opened.loaded.fromSnapshot.map { "snapshot \($0) + " } ?? ""
         DaemonLog.notice("Started: \(from)\(opened.loaded.replayed) events replayed, listening on \(configuration.daemon.socket).",
                          id: .started, fields: [("LOCALAUTH_SEQ", String(opened.authenticator.recorder.lastSeq))])
+        DaemonLog.warnAboutConfiguration(configuration)
         _ = try? Systemd.notify("READY=1\nSTATUS=\(server.statusLine)\nMAINPID=\(getpid())")
         try server.run()
         snapshots.finish()

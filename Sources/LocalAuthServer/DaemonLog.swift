@@ -11,6 +11,7 @@
 // seconds, so a test can prove that a hung loop stops the WATCHDOG=1 pings.
 // Without the variable SIGUSR2 is ignored.
 import Glibc
+import LocalAuthConfig
 import LocalAuthCore
 import LocalAuthLog
 import LocalAuthSystem
@@ -48,6 +49,18 @@ enum DaemonLog {
 
     static func error(_ message: String, id: MessageID? = nil, fields: [(String, String)] = []) {
         write(.error, message, id: id, fields: fields)
+    }
+
+    static func warning(_ message: String, id: MessageID? = nil, fields: [(String, String)] = []) {
+        write(.warning, message, id: id, fields: fields)
+    }
+
+    /// A configuration that is valid but probably not what was meant.
+    static func warnAboutConfiguration(_ configuration: DaemonConfiguration) {
+        if let group = configuration.daemon.adminGroup, !group.isEmpty,
+           (try? Accounts.groupID(named: group)) == nil {
+            warning("AdminGroup=\(group) names no group on this system: only root and the daemon's own user are administrators.")
+        }
     }
 
     static func notice(_ message: String, id: MessageID? = nil, fields: [(String, String)] = []) {

@@ -18,8 +18,8 @@ public struct DaemonOptions: Sendable, Equatable {
 
           --config FILE     read only FILE (default: /etc/localauthd/localauthd.conf, then
                             /etc/localauthd/localauthd.conf.d/*.conf in lexical order)
-          --socket PATH     listen on PATH (overrides Socket=; a socket passed by systemd wins)
-          --state-dir DIR   keep the event log, snapshots and passcodes in DIR (StateDirectory=)
+          --socket PATH     listen on PATH, an absolute path (overrides Socket=; a socket passed by systemd wins)
+          --state-dir DIR   keep the event log, snapshots and passcodes in DIR, an absolute path (StateDirectory=)
           --biometry TYPE   none, touchID, faceID or opticID ([Biometry] Type=)
           --version         print the version and exit
           --help            print this help and exit

@@ -203,6 +203,7 @@ final class Server {
             configuration = fresh
             run(.applyRules(fresh.rules), connection: nil, tag: nil, now: now)
             DaemonLog.notice("Reloaded the configuration.")
+            DaemonLog.warnAboutConfiguration(fresh)
         } catch {
             DaemonLog.error("Failed to reload the configuration, keeping the old one: \(error)")
         }

@@ -57,6 +57,13 @@ final class OperationsTests: IntegrationTestCase {
         XCTAssertProtocolError(try other.connect(asUID: 65534).request("a2 status uid=0"), "permission-denied")
     }
 
+    func testAnAdminGroupThatDoesNotExistIsWarnedAbout() throws {
+        let daemon = try startDaemon(configuration: configuration(daemon: ["AdminGroup=no-such-group-xyz"]))
+        XCTAssertTrue(daemon.stderr.contains("AdminGroup=no-such-group-xyz names no group"), daemon.stderr)
+        let quiet = try startDaemon(configuration: configuration(daemon: ["AdminGroup=nogroup"]))
+        XCTAssertFalse(quiet.stderr.contains("names no group"), quiet.stderr)
+    }
+
     func testRestartFromASnapshotGivesTheSameState() throws {
         let daemon = try startDaemon(configuration: configuration(daemon: []) + "[Log]\nSnapshotEvery=10\n")
         let client = try daemon.connect()

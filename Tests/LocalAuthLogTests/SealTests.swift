@@ -246,6 +246,11 @@ final class SealTests: XCTestCase {
         otherChain.chainHead = .zero
         try writeFile(path, otherChain.encoded())
         assertFastRefuses(directory, segment: names[2], [.chainBreak], "seal with another chain head")
+        XCTAssertThrowsError(try EventLog.open(directory.path, options: fastOptions())) { error in
+            // The refusal says the head came from a seal, so the administrator
+            // does not go looking for a damaged segment header.
+            XCTAssertTrue("\(error)".contains("the previous segment's seal"), "\(error)")
+        }
         XCTAssertEqual(try EventLog.verify(directory.path).sealProblems.count, 1)
         try writeFile(path, goodBytes)
         XCTAssertTrue(try EventLog.verify(directory.path).isOK)
