@@ -26,17 +26,19 @@ extension AuthState {
         guard policy != .wrist || !isOpen else {
             return .failure(Rejection(.badArgument, "Policy 5 (wrist detection) is not supported."))
         }
-        // One copy of the user for every step of the check.
-        let user = user(uid)
-        let failure = policyCheck(user, isOpen: isOpen, policy: policy, now: now)
+        // The user read in place (UserTable.withUser), not copied, for every step of the check.
+        let (failure, domainState) = users.withUser(uid) { user in
+            (policyCheck(user, isOpen: isOpen, policy: policy, now: now), user.pointee.domainState)
+        }
         // S-17: after any can-evaluate the context knows the sensor type.
         let event = EventBody.policyChecked(uid: uid, ctx: ctx, policy: policy, biometry: rules.biometryType,
                                             result: failure?.code, reason: failure?.reason)
-        return .success(PolicyCheck(event: event, domainState: user.domainState))
+        return .success(PolicyCheck(event: event, domainState: domainState))
     }
 
     /// S-18, steps 1, 2 (after the policy-5 rejection), 3 and 4.
-    func policyCheck(_ user: borrowing UserState, isOpen: Bool, policy: Policy, now: Int64) -> Failure? {
+    @inline(__always)
+    func policyCheck(_ user: UnsafePointer<UserState>, isOpen: Bool, policy: Policy, now: Int64) -> Failure? {
         if !isOpen { return Failure(.invalidContext) }
         switch policy {
         case .companion:
@@ -44,7 +46,7 @@ extension AuthState {
         case .biometrics, .biometricsOrCompanion:
             return biometryUnusable(user, now: now)
         case .owner:
-            return user.passcodeSet ? nil : Failure(.passcodeNotSet)
+            return user.pointee.passcodeSet ? nil : Failure(.passcodeNotSet)
         case .wrist:
             return Failure(.invalidDimensions)  // unreachable: rejected by callers
         }

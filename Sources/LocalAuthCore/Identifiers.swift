@@ -30,10 +30,7 @@ public struct ContextID: Hashable, Sendable, Comparable, CustomStringConvertible
     /// keeps the per-table seed's point: two tables order the same ids
     /// differently. docs/ARCHITECTURE.md, "Hash tables keyed by context ids".
     public func _rawHashValue(seed: Int) -> Int {
-        var x = high ^ low ^ UInt64(truncatingIfNeeded: seed)
-        x = (x ^ (x >> 33)) &* 0xff51_afd7_ed55_8ccd
-        x = (x ^ (x >> 33)) &* 0xc4ce_b9fe_1a85_ec53
-        return Int(truncatingIfNeeded: x ^ (x >> 33))
+        seededMix(high ^ low, seed: seed)
     }
 
     /// Exactly 32 hex digits (either case); anything else is not an id.
@@ -128,4 +125,14 @@ enum HexWord {
     static func inRange(_ word: UInt64, _ lo: UInt64, _ hi: UInt64) -> UInt64 {
         (word &+ (0x80 - lo) &* ones) & ~(word &+ (0x7F - hi) &* ones) & highBits
     }
+}
+
+/// A hash table key's bits mixed with the table's seed: MurmurHash3's 64-bit
+/// finalizer, for keys that need no SipHash (ContextID, UserKey).
+@inline(__always)
+func seededMix(_ bits: UInt64, seed: Int) -> Int {
+    var x = bits ^ UInt64(truncatingIfNeeded: seed)
+    x = (x ^ (x >> 33)) &* 0xff51_afd7_ed55_8ccd
+    x = (x ^ (x >> 33)) &* 0xc4ce_b9fe_1a85_ec53
+    return Int(truncatingIfNeeded: x ^ (x >> 33))
 }

@@ -221,7 +221,7 @@ final class DiskFaultTests: ReliabilityTestCase {
         for segment in segments { chmod(state + "/log/" + segment, 0o600) }
         try daemon.start()
         let after = try LogContents(stateDirectory: state)
-        XCTAssertEqual(after.state.users, before.state.users.merging(after.state.users) { old, _ in old })
+        XCTAssertEqual(after.state.users.dictionary, before.state.users.dictionary.merging(after.state.users.dictionary) { old, _ in old })
         daemon.stop()
     }
 
