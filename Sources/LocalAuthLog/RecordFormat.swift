@@ -181,18 +181,19 @@ struct SegmentHeader: Equatable {
 }
 
 /// Segment and snapshot file names: 16 lower-case hex digits of a seq.
-enum SegmentName {
-    static let segmentSuffix = ".seg"
+public enum SegmentName {
+    public static let segmentSuffix = ".seg"
 
     static func hex(_ seq: UInt64) -> String {
         let digits = String(seq, radix: 16)
         return String(repeating: "0", count: max(0, 16 - digits.count)) + digits
     }
 
-    static func fileName(_ firstSeq: UInt64) -> String { hex(firstSeq) + segmentSuffix }
+    /// `<16 hex digits>.seg`, the segment that starts at `firstSeq`.
+    public static func fileName(_ firstSeq: UInt64) -> String { hex(firstSeq) + segmentSuffix }
 
     /// The seq of a name "<16 hex>" + suffix, or nil for any other name.
-    static func parse(_ name: String, suffix: String) -> UInt64? {
+    public static func parse(_ name: String, suffix: String = segmentSuffix) -> UInt64? {
         guard name.hasSuffix(suffix) else { return nil }
         let stem = name.dropLast(suffix.count)
         guard stem.count == 16, stem.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else { return nil }

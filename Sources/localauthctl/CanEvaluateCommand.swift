@@ -11,7 +11,9 @@ struct CanEvaluateCommand: Command {
     static let summary = "Check whether a policy could be evaluated now (no prompt, no counter changes)"
     static let details = """
         Policies: biometrics, owner (default), companion, biometrics-or-companion, wrist,
-        or Apple's names. Exit status 0 when it could, 1 with the LAError when not.
+        or Apple's names. Exit status 0 when it could, 1 with the LAError when not,
+        or when localauthd refuses the request (a protocol error, e.g. bad-argument
+        for wrist; -o json prints {"error":NAME,"domain":"protocol","message":...}).
         """
     static let isLive = true
     static let options = [
@@ -47,6 +49,11 @@ struct CanEvaluateCommand: Command {
         }.joined() }
         if laError?.reason == "daemon-unreachable" {
             throw CommandFailure(laError?.localizedDescription ?? "localauthd is not reachable at \(socket)")
+        }
+        if let refusal = DaemonRefusal(laError) {
+            guard format == "json" else { throw CommandFailure(refusal.text) }
+            Console.out(refusal.json([("policy", .number(policy.rawValue))]).text)
+            return 1
         }
         if format == "json" {
             var fields: [(String, JSONValue)] = [("policy", .number(policy.rawValue)),

@@ -8,7 +8,8 @@
 //     sensor answers them) and a passcode prompt ends the evaluation at once
 //     with notInteractive — never a hang;
 //   - Ctrl-C cancels the waiting prompt (userCancel); a second one quits.
-// The result: "Authenticated (method)" and exit 0, or the LAError and exit 1.
+// The result: "Authenticated (method)" and exit 0, or the LAError (or the
+// daemon's refusal, see DaemonRefusal) and exit 1.
 
 import Dispatch
 import Foundation
@@ -26,6 +27,8 @@ struct EvaluateCommand: Command {
             localauthctl sensor --uid N match
         Press Enter to choose the fallback when one is offered; Ctrl-C cancels.
         Without a terminal, a passcode prompt ends the evaluation (notInteractive).
+        Exit status 0 when authenticated, 1 with the LAError when not, or when
+        localauthd refuses the request (a protocol error, e.g. bad-argument for wrist).
         """
     static let isLive = true
     static let options = [
@@ -71,9 +74,11 @@ struct EvaluateCommand: Command {
         return 1
     }
 
-    /// "MESSAGE (name, code N); try again in N s; reason: R", as for daemon errors.
+    /// "MESSAGE (name, code N); try again in N s; reason: R", as for daemon errors;
+    /// a protocol error as the daemon's refusal.
     static func describe(_ error: (any Error)?) -> String {
         guard let laError = error as? LAError else { return "\(error.map { "\($0)" } ?? "unknown error")" }
+        if let refusal = DaemonRefusal(laError) { return refusal.text }
         var text = "\(laError.localizedDescription) (\(laError.code.name), code \(laError.code.rawValue))"
         if let retry = laError.retryAfter { text += "; try again in \(retry) s" }
         if let reason = laError.reason { text += "; reason: \(reason)" }

@@ -1,7 +1,8 @@
 // `log` (AUDIT.md): events in log order, filtered by user, context and time,
 // as short lines, JSON lines or verbose blocks. With --uid/--context the
 // log's per-user/per-context index is used (a few seeks instead of a scan);
-// --follow then keeps polling the log every 200 ms until SIGINT.
+// --follow then keeps polling the log every 200 ms until SIGINT, reading it
+// again (from the seq after the last one printed) only when its tail moved.
 
 import Glibc
 import LocalAuthCore
@@ -62,20 +63,27 @@ struct LogCommand: Command {
         let pipe = pager ? Pager.start() : nil
         defer { pipe?.finish() }
         var printer = EventPrinter(format: format, filter: filter)
-        var lastSeq: UInt64 = 0
-        var status: Int32 = 0
-
+        let outcome: ScanOutcome
         if filter.uid != nil || filter.context != nil, let indexed = try? indexedRecords(directory) {
             for record in indexed.records { printer.print(seq: record.seq, time: record.time, keys: record.keys, payload: record.payload, at: record.position) }
-            lastSeq = indexed.lastSeq
+            outcome = ScanOutcome(lastSeq: indexed.lastSeq, status: 0, end: nil, tail: nil)
         } else {
-            let outcome = try scan(logDirectory, from: 1, printer: &printer)
-            lastSeq = outcome.lastSeq
-            status = outcome.status
+            outcome = try scan(logDirectory, from: 1, printer: &printer)
         }
         Console.flush()
-        guard follow, status == 0 else { return max(status, printer.status) }
-        return try followLog(logDirectory, after: lastSeq, printer: &printer)
+        guard follow, outcome.status == 0 else { return max(outcome.status, printer.status) }
+        return try followLog(logDirectory, from: outcome, printer: &printer)
+    }
+
+    /// Where a read of the log stopped.
+    struct ScanOutcome {
+        var lastSeq: UInt64
+        /// 1 on corruption.
+        var status: Int32
+        /// Where the read stopped: just after its last record (nil when unknown).
+        var end: LogPosition?
+        /// What the read saw when it ended cleanly: nothing after `end`.
+        var tail: LogTail?
     }
 
     /// The filtered records through the index, and the log's last seq.
@@ -92,7 +100,7 @@ struct LogCommand: Command {
     }
 
     /// Prints the records after `seq - 1`; status 1 on corruption.
-    private func scan(_ logDirectory: String, from seq: UInt64, printer: inout EventPrinter) throws(CommandFailure) -> (lastSeq: UInt64, status: Int32) {
+    private func scan(_ logDirectory: String, from seq: UInt64, printer: inout EventPrinter) throws(CommandFailure) -> ScanOutcome {
         let reader: LogReader
         do throws(SystemError) { reader = try LogReader(logDirectory: logDirectory, from: seq) } catch {
             throw CommandFailure("Failed to read the event log: \(error)")
@@ -104,49 +112,47 @@ struct LogCommand: Command {
                 printer.print(seq: record.seq, time: record.time, keys: record.keys, payload: record.payload, at: record.position)
                 last = record.seq
             case .end:
-                return (last, 0)
+                let end = reader.currentSegment.map { LogPosition(segment: $0, offset: reader.currentOffset) }
+                return ScanOutcome(lastSeq: last, status: 0, end: end,
+                                   tail: .clean(segments: reader.segments, end: end, size: reader.currentSize))
             case .tornTail(let torn):
                 if !follow { Console.error("localauthctl: note: the log ends in an unfinished write (\(torn)); the daemon cuts it when it starts") }
-                return (last, 0)
+                return ScanOutcome(lastSeq: last, status: 0, end: LogPosition(segment: torn.segment, offset: torn.offset), tail: nil)
             case .corruption(let corruption):
                 Console.error("localauthctl: the log cannot be trusted from here: \(corruption); run 'localauthctl verify'")
-                return (last, 1)
+                return ScanOutcome(lastSeq: last, status: 1, end: nil, tail: nil)
             }
         }
     }
 
-    /// Polls every 200 ms for records after `seq`, until SIGINT/SIGTERM.
-    private func followLog(_ logDirectory: String, after seq: UInt64, printer: inout EventPrinter) throws(CommandFailure) -> Int32 {
+    /// Polls every 200 ms for records after the first read, until SIGINT/SIGTERM.
+    /// The log is read again (from the seq after the last one printed, so no
+    /// event is printed twice or skipped, across rotations too) only when its
+    /// tail differs from what the last read saw at its end (`LogTail`).
+    private func followLog(_ logDirectory: String, from start: ScanOutcome, printer: inout EventPrinter) throws(CommandFailure) -> Int32 {
         let signals: SignalFD
         do throws(SystemError) { signals = try SignalFD(signals: [SIGINT, SIGTERM, SIGHUP]) } catch {
             throw CommandFailure("Failed to set up signal handling: \(error)")
         }
-        var lastSeq = seq
-        var seen = LogFingerprint.read(logDirectory)
+        var lastSeq = start.lastSeq
+        var end = start.end
+        // nil: unknown, so the first poll reads again.
+        var seen = start.tail
         while true {
             var descriptor = pollfd(fd: signals.fileDescriptor.rawValue, events: Int16(POLLIN), revents: 0)
             if poll(&descriptor, 1, 200) > 0 { return 0 }
-            let now = LogFingerprint.read(logDirectory)
+            let now = LogTail.read(logDirectory, end: end)
             guard now != seen else { continue }
-            seen = now
             let outcome = try scan(logDirectory, from: lastSeq + 1, printer: &printer)
             lastSeq = outcome.lastSeq
             Console.flush()
             if outcome.status != 0 { return outcome.status }
+            // An unfinished write (or a torn tail a crash left) where `now`
+            // looked: read again once those bytes change, not at every poll;
+            // elsewhere: read again at the next poll, which looks there.
+            seen = outcome.tail ?? (now.end == outcome.end ? now : nil)
+            end = outcome.end ?? end
         }
-    }
-}
-
-/// Which segments exist and how long the newest is: a cheap "did the log grow?".
-struct LogFingerprint: Equatable {
-    var names: [String]
-    var lastSize: Int
-
-    static func read(_ logDirectory: String) -> LogFingerprint {
-        let names = ((try? Directory.entries(logDirectory)) ?? []).filter { $0.hasSuffix(".seg") }.sorted()
-        var info = stat()
-        let size = names.last.map { stat(logDirectory + "/" + $0, &info) == 0 ? Int(info.st_size) : -1 } ?? 0
-        return LogFingerprint(names: names, lastSize: size)
     }
 }
 

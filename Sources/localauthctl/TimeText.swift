@@ -89,7 +89,7 @@ enum TimeText {
             return true
         }
         guard let year = number(4), expect("-"), let month = number(2), expect("-"), let day = number(2),
-              (1...12).contains(month), (1...31).contains(day) else { return nil }
+              (1...12).contains(month), (1...daysInMonth(year: year, month: month)).contains(day) else { return nil }
         var seconds: Int64 = 0
         var micros: Int64 = 0
         if index < bytes.count, bytes[index] == UInt8(ascii: "T") || bytes[index] == UInt8(ascii: "t") || bytes[index] == UInt8(ascii: " ") {
@@ -126,6 +126,15 @@ enum TimeText {
         guard index == bytes.count else { return nil }
         let days = daysFromCivil(year: year, month: month, day: day)
         return ((days * 86_400) + seconds - offset) * second + micros
+    }
+
+    /// 28...31: February 30 is no date (not March 2, as the arithmetic below would make it).
+    static func daysInMonth(year: Int64, month: Int64) -> Int64 {
+        switch month {
+        case 2: return year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
     }
 
     static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {

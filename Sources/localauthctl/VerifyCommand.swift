@@ -9,10 +9,11 @@ import LocalAuthSystem
 
 struct VerifyCommand: Command {
     static let name = "verify"
-    static let summary = "Check every record's checksum, the seqs, the hash chain and the snapshots"
+    static let summary = "Check every record's checksum, the seqs, the hash chain, the seals and the snapshots"
     static let details = """
         Exit status 0 and a one-line summary when everything holds; 1 and the first
-        bad record (segment, offset, seq, reason) when not. Read-only: safe on a
+        bad record (segment, offset, seq, reason), or each seal or snapshot that
+        disagrees with the log (file, what differs), when not. Read-only: safe on a
         live state directory or a copy.
         """
     static let isLive = false
@@ -34,17 +35,23 @@ struct VerifyCommand: Command {
         }
         if let corruption = report.corruption {
             let detail = corruption.detail.isEmpty || corruption.detail == corruption.reason.rawValue ? "" : " (\(corruption.detail))"
-            Console.out("FAILED: first bad record: segment \(Self.segmentFile(corruption.segment)), offset \(corruption.offset), "
-                + "seq \(corruption.seq): \(corruption.reason.rawValue)\(detail)")
+            // Seq 0: the reader failed before the first segment told it a seq.
+            let place = corruption.seq == 0 ? "before seq 1" : "seq \(corruption.seq)"
+            Console.out("FAILED: first bad record: segment \(SegmentName.fileName(corruption.segment)), offset \(corruption.offset), "
+                + "\(place): \(corruption.reason.rawValue)\(detail)")
             for problem in report.snapshotProblems { Console.out("FAILED: \(problem)") }
-            Console.error("localauthctl: the log cannot be trusted after seq \(corruption.seq &- 1); "
+            for problem in report.sealProblems { Console.out("FAILED: \(problem)") }
+            let trusted = corruption.seq <= 1 ? "from its start" : "after seq \(corruption.seq - 1)"
+            Console.error("localauthctl: the log cannot be trusted \(trusted); "
                 + "stop the daemon and run 'localauthctl repair' to cut it there (a copy of the cut is kept)")
             return 1
         }
-        if let problem = report.snapshotProblems.first {
-            Console.out("FAILED: \(problem)")
-            for problem in report.snapshotProblems.dropFirst() { Console.out("FAILED: \(problem)") }
-            Console.error("localauthctl: the log itself verifies; 'localauthctl repair' moves the bad snapshots aside")
+        let problems = report.sealProblems.map(\.description) + report.snapshotProblems.map(\.description)
+        if !problems.isEmpty {
+            for problem in problems { Console.out("FAILED: \(problem)") }
+            let kinds = [report.sealProblems.isEmpty ? nil : "seals", report.snapshotProblems.isEmpty ? nil : "snapshots"]
+            Console.error("localauthctl: the log itself verifies; 'localauthctl repair' (daemon stopped) moves the bad "
+                + kinds.compactMap { $0 }.joined(separator: " and ") + " aside")
             return 1
         }
         Console.out("OK: \(report.records) records (seq 1...\(report.lastSeq)) in \(report.segments) segment\(report.segments == 1 ? "" : "s"), "
@@ -54,11 +61,5 @@ struct VerifyCommand: Command {
             Console.error("localauthctl: note: \(torn); the daemon cuts it when it starts")
         }
         return 0
-    }
-
-    /// The segment's file name (FORMAT.md: its first seq in 16 hex digits).
-    static func segmentFile(_ firstSeq: UInt64) -> String {
-        let digits = String(firstSeq, radix: 16)
-        return String(repeating: "0", count: max(0, 16 - digits.count)) + digits + ".seg"
     }
 }
