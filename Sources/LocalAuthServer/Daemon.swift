@@ -109,7 +109,8 @@ public enum Daemon {
             return again.authenticator
         }
         let from = opened.loaded.fromSnapshot.map { "snapshot \($0) + " } ?? ""
-        DaemonLog.notice("Started: \(from)\(opened.loaded.replayed) events replayed, listening on \(configuration.daemon.socket).",
+        let listening = socketFile == nil ? (UnixSocket.boundPath(listener).map { "\($0) (from systemd)" } ?? "the socket systemd passed") : socketPath
+        DaemonLog.notice("Started: \(from)\(opened.loaded.replayed) events replayed, listening on \(listening).",
                          id: .started, fields: [("LOCALAUTH_SEQ", String(opened.authenticator.recorder.lastSeq))])
         DaemonLog.warnAboutConfiguration(configuration)
         _ = try? Systemd.notify("READY=1\nSTATUS=\(server.statusLine)\nMAINPID=\(getpid())")

@@ -77,7 +77,12 @@ extension Server {
                 }
             }
         case .passcodeRejected(let uid, let ctx, _, true):
-            if authenticator.state.user(uid).adminLocked, lockedOut.insert(uid).inserted {
+            // The failure that reached MaxPasscodeFailures set the lock (S-6),
+            // whether or not biometry was already locked out (which had put
+            // the uid in `lockedOut` without a word about the passcode).
+            let user = authenticator.state.user(uid)
+            if user.adminLocked { lockedOut.insert(uid) }
+            if user.adminLocked, user.passcodeFailures == authenticator.state.rules.maxPasscodeFailures {
                 journalAfterDurable {
                     DaemonLog.notice("Passcode locked for uid \(uid) until an administrator resets it.",
                                      id: .lockoutEngaged, fields: DaemonLog.fields(uid: uid, context: ctx, seq: seq))

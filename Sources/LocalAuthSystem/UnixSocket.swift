@@ -72,6 +72,21 @@ public enum UnixSocket {
         }
     }
 
+    /// The path a listening Unix socket is bound to (getsockname), or nil
+    /// for an unnamed or abstract one: names a socket systemd passed.
+    public static func boundPath(_ fd: FileDescriptor) -> String? {
+        var address = sockaddr_un()
+        var length = socklen_t(MemoryLayout<sockaddr_un>.size)
+        let rc = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd.rawValue, $0, &length) }
+        }
+        guard rc == 0, address.sun_family == sa_family_t(AF_UNIX) else { return nil }
+        let path = withUnsafeBytes(of: address.sun_path) { raw in
+            String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+        }
+        return path.isEmpty ? nil : path
+    }
+
     /// A new connection, non-blocking and close-on-exec, or nil when none is waiting.
     public static func accept(_ listener: FileDescriptor) throws(SystemError) -> FileDescriptor? {
         let fd = try retryOnInterruptUnlessWouldBlock("accept4") {

@@ -251,9 +251,17 @@ open class LAContext: NSObject, @unchecked Sendable {
                 link.close()
                 return .failure(unreachable(response.message ?? "it refused a new context", errno: EAGAIN))
             }
-            lock.withLock {
+            // invalidate() may have run while the context was being made: it
+            // had no context to name then, so this one is invalidated now
+            // (on the daemon too), never used (S-13).
+            let invalidatedMeanwhile = lock.withLock {
                 self.link = link
                 self.ctx = ctx
+                return self.invalidated
+            }
+            if invalidatedMeanwhile {
+                link.send("invalidate", [("ctx", ctx)], handler: nil)
+                return .failure(LAError(.invalidContext, "The context was invalidated."))
             }
             return flush(link, ctx)
         }

@@ -130,6 +130,45 @@ final class NotifyTests: XCTestCase {
         XCTAssertTrue(lines.contains { $0 == "localauthd: Stopped." }, daemon.output)
     }
 
+    /// S-6's admin lock is journalled when it engages, also when the user's
+    /// biometry was locked out before (found by an audit: the entry was
+    /// skipped because the uid already counted as locked out).
+    func testAdminLockIsJournalledAfterABiometricLockout() throws {
+        let daemon = try NotifiedDaemon(configuration: """
+            [Biometry]
+            Type=touchID
+            LockoutThreshold=2
+            AttemptsPerEvaluation=3
+            [Passcode]
+            DelayAfterFailures=10
+            MaxPasscodeFailures=2
+
+            """)
+        daemon.notify.waitFor("READY=1") { $0 == "READY=1" }
+        let client = try daemon.connect()
+        XCTAssertTrue(try client.request("s1 set-passcode secret=4321").hasPrefix("s1 OK"))
+        XCTAssertTrue(try client.request("e1 enroll uid=0").hasPrefix("e1 OK"))
+        let created = try client.request("c1 new")
+        let ctx = try XCTUnwrap(created.split(separator: "=").last.map(String.init))
+        XCTAssertTrue(try client.request("v1 evaluate ctx=\(ctx) policy=owner reason=test").hasPrefix("v1 PROMPT"))
+        XCTAssertTrue(try client.request("n1 sensor uid=0 result=nomatch").hasPrefix("n1 OK"))
+        XCTAssertTrue(try client.next(tag: "v1").hasPrefix("v1 PROMPT"))
+        XCTAssertTrue(try client.request("n2 sensor uid=0 result=nomatch").hasPrefix("n2 OK"))
+        // Biometry is locked out now; policy 2 moves to the passcode.
+        XCTAssertTrue(try client.next(tag: "v1").contains("kind=passcode"))
+        XCTAssertEqual(try client.request("p1 passcode ctx=\(ctx) secret=0000"), "p1 OK")
+        XCTAssertTrue(try client.next(tag: "v1").contains("kind=passcode"))
+        XCTAssertEqual(try client.request("p2 passcode ctx=\(ctx) secret=1111"), "p2 OK")
+        XCTAssertTrue(try client.next(tag: "v1").contains("locked=admin"))
+        daemon.child.signal(SIGTERM)
+        XCTAssertEqual(daemon.child.wait(), 0)
+        let lines = daemon.output.split(separator: "\n").map(String.init)
+        XCTAssertTrue(lines.contains { $0.contains("Biometry locked out for uid 0") }, daemon.output)
+        let locked = try XCTUnwrap(lines.first { $0.contains("Passcode locked for uid 0 until an administrator resets it") },
+                                   daemon.output)
+        XCTAssertTrue(locked.contains("LOCALAUTH_CONTEXT=\(ctx)"), locked)
+    }
+
     /// The test hook (LOCALAUTHD_TEST_HANG=N, then SIGUSR2) blocks the event
     /// loop: no WATCHDOG=1 while it hangs, so systemd would restart it.
     func testHungLoopStopsWatchdogPings() throws {

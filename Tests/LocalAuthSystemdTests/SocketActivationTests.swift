@@ -39,5 +39,7 @@ final class SocketActivationTests: XCTestCase {
         XCTAssertEqual(child.wait(), 0, (try? String(contentsOfFile: output, encoding: .utf8)) ?? "")
         let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
         XCTAssertFalse(text.contains("LISTEN"), text)
+        XCTAssertTrue(text.contains("listening on \(passed) (from systemd)"), "names the socket it serves: \(text)")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: passed), "systemd's socket file is not the daemon's to remove")
     }
 }

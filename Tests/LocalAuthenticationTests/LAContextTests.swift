@@ -209,6 +209,29 @@ final class LAContextTests: LiveTestCase {
         XCTAssertEqual(error?.code, LAError.invalidContext.rawValue)
     }
 
+    /// invalidate() racing a context's first call (which connects and makes
+    /// the context): whichever wins, every call after invalidate() returned
+    /// answers invalidContext (S-13). Found by an audit: 33 of 200 such
+    /// contexts stayed usable.
+    func testInvalidateRacingTheFirstCallAlwaysWins() throws {
+        try prepareOwner()
+        for round in 0..<150 {
+            let context = LAContext()
+            let first = DispatchSemaphore(value: 0)
+            DispatchQueue.global().async {
+                var ignored: NSError?
+                _ = context.canEvaluatePolicy(.deviceOwnerAuthentication, error: &ignored)
+                first.signal()
+            }
+            usleep(useconds_t(round % 15 * 60))  // 0..840 us: before, during and after the connect
+            context.invalidate()
+            first.wait()
+            var error: NSError?
+            XCTAssertFalse(context.canEvaluatePolicy(.deviceOwnerAuthentication, error: &error), "round \(round)")
+            XCTAssertEqual(error?.code, LAError.invalidContext.rawValue, "round \(round)")
+        }
+    }
+
     func testInteractionNotAllowedRepliesNotInteractive() throws {
         try prepareOwner()
         let context = LAContext()
