@@ -167,6 +167,10 @@ open class LAContext: NSObject, @unchecked Sendable {
                 if let type = response.arguments.value(for: "biometry") { _biometryType = LABiometryType(wireName: type) }
                 if response.status == .ok, let token = response.arguments.value(for: "domain-state") {
                     _domainState = Data(hex: token)
+                } else if response.status != .ok {
+                    // Apple: non-nil after a check that succeeds for a biometric
+                    // policy (or a biometric success); otherwise nil.
+                    _domainState = nil
                 }
             }
             if response.status == .ok {

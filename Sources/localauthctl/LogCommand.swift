@@ -58,8 +58,7 @@ struct LogCommand: Command {
 
     func run() throws(CommandFailure) -> Int32 {
         let directory = try StateDirectoryOption.directory(explicitDirectory)
-        let logDirectory = directory + "/log"
-        guard File.exists(logDirectory) else { throw CommandFailure("No event log in \(directory) (no \(logDirectory))") }
+        let logDirectory = try StateDirectoryOption.logDirectory(directory)
         let pipe = pager ? Pager.start() : nil
         defer { pipe?.finish() }
         var printer = EventPrinter(format: format, filter: filter)

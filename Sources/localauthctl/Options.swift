@@ -166,6 +166,25 @@ enum StateDirectoryOption {
         if let explicit { return explicit }
         return try InstalledConfiguration.load().daemon.stateDirectory
     }
+
+    /// `<directory>/log`, checked: missing, and not readable by this user,
+    /// are different failures (the state directory is the daemon's, 0700).
+    static func logDirectory(_ directory: String) throws(CommandFailure) -> String {
+        let log = directory + "/log"
+        // access(2) reports what stat(2) would (ENOENT, or EACCES on the way
+        // there) and also a log directory this user may not list.
+        guard access(log, R_OK | X_OK) != 0 else { return log }
+        let failure = SystemError.current("access", path: log)
+        switch failure.errno {
+        case ENOENT, ENOTDIR:
+            throw CommandFailure("No event log in \(directory) (no \(log))")
+        case EACCES, EPERM:
+            throw CommandFailure("Cannot read the event log in \(directory): permission denied. The state directory "
+                + "belongs to the daemon; run this as root (sudo) or as the daemon's user.")
+        default:
+            throw CommandFailure("Cannot read the event log in \(directory): \(failure.message)")
+        }
+    }
 }
 
 /// The daemon's configuration files as the daemon reads them (PROTOCOL.md).

@@ -29,7 +29,7 @@ struct RepairCommand: Command {
 
     func run() throws(CommandFailure) -> Int32 {
         let directory = try StateDirectoryOption.directory(explicitDirectory)
-        guard File.exists(directory + "/log") else { throw CommandFailure("No event log in \(directory) (no \(directory)/log)") }
+        _ = try StateDirectoryOption.logDirectory(directory)
         var sockets = [socket]
         if explicitSocket == nil, let configured = try? InstalledConfiguration.load().daemon.socket, configured != socket {
             sockets.append(configured)

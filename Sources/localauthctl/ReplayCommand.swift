@@ -41,7 +41,7 @@ struct ReplayCommand: Command {
 
     func run() throws(CommandFailure) -> Int32 {
         let directory = try StateDirectoryOption.directory(explicitDirectory)
-        guard File.exists(directory + "/log") else { throw CommandFailure("No event log in \(directory) (no \(directory)/log)") }
+        _ = try StateDirectoryOption.logDirectory(directory)
         let replayed = try ReplayRun.run(directory, untilSeq: untilSeq ?? .max, untilTime: untilTime)
         if let untilSeq, replayed.state.eventCount < untilSeq {
             throw CommandFailure("The log ends at seq \(replayed.state.eventCount), before seq \(untilSeq)")

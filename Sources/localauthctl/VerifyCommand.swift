@@ -28,7 +28,7 @@ struct VerifyCommand: Command {
 
     func run() throws(CommandFailure) -> Int32 {
         let directory = try StateDirectoryOption.directory(explicitDirectory)
-        guard File.exists(directory + "/log") else { throw CommandFailure("No event log in \(directory) (no \(directory)/log)") }
+        _ = try StateDirectoryOption.logDirectory(directory)
         let report: VerifyReport
         do throws(LogError) { report = try EventLog.verify(directory) } catch {
             throw CommandFailure(error.description)

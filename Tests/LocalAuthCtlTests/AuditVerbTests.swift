@@ -8,6 +8,25 @@ import LocalAuthTestSupport
 import XCTest
 
 final class AuditVerbTests: CtlTestCase {
+    /// A state directory this user cannot read is not "no event log": the
+    /// offline verbs say permission denied and who can read it (found by an
+    /// audit: they reported a missing log to an unprivileged user).
+    func testAnUnreadableStateDirectoryIsPermissionDeniedNotMissing() throws {
+        guard getuid() == 0 else { throw XCTSkip("needs root to run localauthctl as another uid") }
+        try admin.ok("set-passcode secret=1234")
+        for verb in ["log", "replay", "verify", "repair"] {
+            let (code, _, err) = try runToCompletion(
+                "/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "--", try ctlBinary(), verb,
+                                     "-D", daemon.stateDirectory, "--no-pager"].filter { verb == "log" || $0 != "--no-pager" })
+            XCTAssertEqual(code, 1, "\(verb): \(err)")
+            XCTAssertTrue(err.contains("permission denied"), "\(verb): \(err)")
+            XCTAssertFalse(err.contains("No event log"), "\(verb): \(err)")
+        }
+        let missing = try ctl(["verify", "-D", daemon.directory + "/no-such-state"])
+        XCTAssertEqual(missing.code, 1)
+        XCTAssertTrue(missing.err.contains("No event log in"), missing.err)
+    }
+
     /// Activity for two users: enrollments, passcode changes and failures
     /// (into backoff), a biometric lockout, evaluations of every ending.
     func makeHistory() throws {

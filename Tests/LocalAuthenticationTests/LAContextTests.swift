@@ -77,6 +77,14 @@ final class LAContextTests: LiveTestCase {
         XCTAssertFalse(context.canEvaluatePolicy(.deviceOwnerAuthenticationWithCompanion, error: &error))
         XCTAssertEqual((error as? LAError)?.code, .companionNotAvailable)
         XCTAssertTrue(context.canEvaluatePolicy(.deviceOwnerAuthenticationWithBiometricsOrCompanion, error: &error))
+        XCTAssertNotNil(context.evaluatedPolicyDomainState)
+
+        // Apple: non-nil only after a check that succeeds for a biometric
+        // policy; a failed one leaves nil, not the token of an earlier check.
+        try admin.ok("unenroll uid=0")
+        XCTAssertFalse(context.canEvaluatePolicy(.deviceOwnerAuthenticationWithBiometrics, error: &error))
+        XCTAssertEqual((error as? LAError)?.code, .biometryNotEnrolled)
+        XCTAssertNil(context.evaluatedPolicyDomainState)
     }
 
     func testBiometricMatchSucceedsOnceOnAPrivateQueue() throws {
