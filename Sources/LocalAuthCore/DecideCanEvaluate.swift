@@ -9,8 +9,21 @@
 /// A can-evaluate's answer: the event to record, and the user's domain
 /// state the reply shows (S-19), read with the rest of the user's state.
 public struct PolicyCheck: Sendable, Equatable {
-    public var event: EventBody
+    public var uid: UserID
+    public var ctx: ContextID
+    public var policy: Policy
+    /// S-17: the sensor type the context now knows.
+    public var biometry: BiometryType
+    /// The LAError when the check failed, and its wire reason where one applies.
+    public var result: LAErrorCode?
+    public var reason: String?
     public var domainState: String
+
+    /// The event to record: made from the fields when asked for, so a caller
+    /// that reads the fields and records the event copies no enum payload.
+    public var event: EventBody {
+        .policyChecked(uid: uid, ctx: ctx, policy: policy, biometry: biometry, result: result, reason: reason)
+    }
 }
 
 extension AuthState {
@@ -31,9 +44,8 @@ extension AuthState {
             (policyCheck(user, isOpen: isOpen, policy: policy, now: now), user.pointee.domainState)
         }
         // S-17: after any can-evaluate the context knows the sensor type.
-        let event = EventBody.policyChecked(uid: uid, ctx: ctx, policy: policy, biometry: rules.biometryType,
-                                            result: failure?.code, reason: failure?.reason)
-        return .success(PolicyCheck(event: event, domainState: domainState))
+        return .success(PolicyCheck(uid: uid, ctx: ctx, policy: policy, biometry: rules.biometryType,
+                                    result: failure?.code, reason: failure?.reason, domainState: domainState))
     }
 
     /// S-18, steps 1, 2 (after the policy-5 rejection), 3 and 4.

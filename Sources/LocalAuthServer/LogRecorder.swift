@@ -26,10 +26,13 @@ final class LogRecorder: EventRecorder {
         swap(&writer, &scratch)
         defer { swap(&writer, &scratch) }
         writer.bytes.removeAll(keepingCapacity: true)
-        EventCodec.encode(event.body, into: &writer)
+        // Everything taken from the event before the closure: capturing it
+        // copied the whole Event (an outlined copy and destroy per record).
+        let time = event.time
         let keys = RecordKeys(type: event.body.kind.rawValue, uid: event.body.uid, context: event.body.ctx)
+        EventCodec.encode(event.body, into: &writer)
         return try writer.bytes.withUnsafeBytes { payload throws(LogError) in
-            try log.append(time: event.time, keys: keys, payload: payload)
+            try log.append(time: time, keys: keys, payload: payload)
         }
     }
 

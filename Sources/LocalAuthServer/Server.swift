@@ -72,6 +72,8 @@ final class Server {
     var writer = LineWriter(capacity: 4096)
     /// Checks each request line in place (its span buffer is reused).
     var requestScanner = RequestScanner()
+    /// The last successful can-evaluate reply, rendered.
+    let checkedReplies = CheckedReplies()
     /// Reloads the configuration files (SIGHUP); nil = nothing to reload.
     var reload: (() throws -> DaemonConfiguration)?
 

@@ -9,6 +9,43 @@ import LocalAuthTestSupport
 import XCTest
 
 final class CanEvaluateInPlaceTests: IntegrationTestCase {
+    // MARK: The rendered reply (CheckedReplies)
+
+    /// The daemon keeps the last successful reply rendered: two users'
+    /// checks interleaved, each followed by a change of that user's token,
+    /// must always show the asker's current token.
+    func testInterleavedUsersAlwaysSeeTheirOwnCurrentDomainState() throws {
+        let daemon = try startDaemon()
+        let admin = try daemon.connect()
+        let other = try daemon.connect(asUID: 65534)
+        var tokens: [UInt32: String] = [:]
+        func enroll(_ uid: UInt32) throws {
+            XCTAssertOK(try admin.request("\(tag("p")) set-passcode uid=\(uid) secret=1234"))
+            let enrolled = try admin.request("\(tag("en")) enroll uid=\(uid)")
+            XCTAssertOK(enrolled)
+            tokens[uid] = try XCTUnwrap(enrolled["domain-state"])
+        }
+        try enroll(0)
+        try enroll(65534)
+        XCTAssertNotEqual(tokens[0], tokens[65534])
+        let mine = try newContext(admin), theirs = try newContext(other)
+        for round in 0..<4 {
+            for (client, ctx, uid) in [(admin, mine, UInt32(0)), (other, theirs, UInt32(65534)), (admin, mine, UInt32(0))] {
+                let reply = try client.request("\(tag("c")) can-evaluate ctx=\(ctx) policy=biometrics")
+                XCTAssertOK(reply)
+                XCTAssertEqual(reply["domain-state"], tokens[uid], "round \(round), uid \(uid)")
+                XCTAssertEqual(reply["biometry"], "touchID")
+                let owner = try client.request("\(tag("o")) can-evaluate ctx=\(ctx) policy=owner")
+                XCTAssertOK(owner)
+                XCTAssertNil(owner["domain-state"], "policy 2 shows no token (round \(round))")
+            }
+            // A new template: a new token for one of them.
+            let changed = try admin.request("\(tag("en")) enroll uid=\(round % 2 == 0 ? 0 : 65534) template=t\(round)")
+            XCTAssertOK(changed)
+            tokens[round % 2 == 0 ? 0 : 65534] = try XCTUnwrap(changed["domain-state"])
+        }
+    }
+
     // MARK: Same check, other spellings
 
     func testQuotedValuesReorderedKeysAndUppercaseHexGiveTheBareLinesAnswer() throws {

@@ -95,40 +95,47 @@ extension Server {
             reply(connection, String(decoding: tag, as: UTF8.self),
                   ProtocolError(.unavailable, "The event log cannot record events; refusing to act."))
         case .success(let check):
-            guard case .policyChecked(_, _, _, let biometry, let result, let reason) = check.event else { return }
-            if let code = result {
+            let biometry = check.biometry
+            if let code = check.result {
+                let reason = check.reason
                 var failure = Failure(code, reason: reason)
                 if reason == "passcode-required" { failure.message = "Passcode is required to enable biometry." }
                 return reply(connection, String(decoding: tag, as: UTF8.self), failure, biometry: biometry)
             }
             let showsToken = policy == .biometrics || policy == .biometricsOrCompanion
             let token = showsToken ? check.domainState : ""
-            // The hottest reply, from precomputed pieces (`CheckedReply`).
+            // The hottest reply: the tag, then the rest as rendered last time.
             sendLine(to: connection) { line in
                 line.bytes.append(contentsOf: tag)
-                CheckedReply.okBiometry[biometry.rawValue].withUnsafeBufferPointer { line.bytes.append(contentsOf: $0) }
-                if !token.isEmpty {
-                    CheckedReply.domainStateKey.withUnsafeBufferPointer { line.bytes.append(contentsOf: $0) }
-                    line.append(value: token)
-                }
-                line.endLine()
+                checkedReplies.append(biometry: biometry, token: token, to: &line)
             }
         }
     }
 }
 
-/// The fixed pieces of a successful can-evaluate reply, as bytes:
-/// `TAG OK biometry=NAME[ domain-state=TOKEN]`.
-enum CheckedReply {
-    /// " OK biometry=NAME", indexed by BiometryType.rawValue.
-    static let okBiometry: [[UInt8]] = {
-        var table = [[UInt8]](repeating: [], count: (BiometryType.allCases.map(\.rawValue).max() ?? 0) + 1)
-        for type in BiometryType.allCases {
-            var line = LineWriter()
-            line.append(key: "biometry", value: type.wireName)
-            table[type.rawValue] = Array(" \(Response.Status.ok.rawValue)".utf8) + line.bytes
+/// The rest of a successful can-evaluate reply after its tag,
+/// ` OK biometry=NAME[ domain-state=TOKEN]` and the line end, kept as bytes
+/// for the last (biometry, token) rendered. A user's token changes only with
+/// their templates, and rendering it (the quoting check and the copies) was
+/// over a third of the reply's cost; a different user's check renders anew
+/// (equal Strings of the same storage compare in O(1)).
+final class CheckedReplies {
+    private var biometry = BiometryType.none
+    private var token = ""
+    private var rendered: [UInt8] = []
+
+    func append(biometry: BiometryType, token: String, to line: inout LineWriter) {
+        if rendered.isEmpty || biometry != self.biometry || token != self.token {
+            var fresh = LineWriter(capacity: 64)
+            fresh.bytes.append(UInt8(ascii: " "))
+            fresh.bytes.append(contentsOf: Response.Status.ok.rawValue.utf8)
+            fresh.append(key: "biometry", value: biometry.wireName)
+            if !token.isEmpty { fresh.append(key: "domain-state", value: token) }
+            fresh.endLine()
+            rendered = fresh.bytes
+            self.biometry = biometry
+            self.token = token
         }
-        return table
-    }()
-    static let domainStateKey: [UInt8] = Array(" domain-state=".utf8)
+        rendered.withUnsafeBufferPointer { line.bytes.append(contentsOf: $0) }
+    }
 }
