@@ -47,7 +47,9 @@ final class Authenticator {
         case .failure(let rejection):
             return .failure(.rejected(rejection))
         case .success(let check):
-            if let problem = commit(Event(time: now, check.event)) { return .failure(.unavailable(problem)) }
+            let seq: UInt64
+            do { seq = try recorder.record(check, time: now) } catch { return .failure(.unavailable("\(error)")) }
+            fold(Event(time: now, check.event), seq: seq)
             return .success(check)
         }
     }
@@ -72,10 +74,15 @@ final class Authenticator {
         } catch {
             return "\(error)"
         }
+        fold(event, seq: seq)
+        return nil
+    }
+
+    /// After `event` was recorded as `seq`: folds it and moves the reveal gate.
+    private func fold(_ event: Event, seq: UInt64) {
         state.apply(event)
         if event.body.isDurableBeforeReply { revealGate = seq }
         observe(seq, event)
-        return nil
     }
 
     /// The seq that output produced now must wait for (0 = none). If the log

@@ -7,6 +7,10 @@ import LocalAuthCore
 protocol EventRecorder: AnyObject {
     /// Appends an event; returns its seq. Throws when the log cannot take it.
     func record(_ event: Event) throws -> UInt64
+    /// `record(Event(time: time, check.event))`, without making the event:
+    /// the payload written straight from the check's fields (every
+    /// can-evaluate records one).
+    func record(_ check: PolicyCheck, time: Int64) throws -> UInt64
     /// Writes what was appended to the log's file (it then survives the
     /// process being killed) and asks for an fdatasync through `seq` if it
     /// is not durable yet. Called before replies are sent. Blocks on the

@@ -13,11 +13,15 @@ final class LogRecorder: EventRecorder {
     let log: EventLog
     private var scratch = ByteWriter(capacity: 256)
     private let failureFlag: FailureFlag
+    /// Room for a policy-checked payload (a longer one gets its own).
+    private let payloadScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 256, alignment: 8)
 
     init(log: EventLog, failure: FailureFlag) {
         self.log = log
         self.failureFlag = failure
     }
+
+    deinit { payloadScratch.deallocate() }
 
     func record(_ event: Event) throws -> UInt64 {
         // The buffer is moved into a local for the call (and back): reading
@@ -34,6 +38,18 @@ final class LogRecorder: EventRecorder {
         return try writer.bytes.withUnsafeBytes { payload throws(LogError) in
             try log.append(time: time, keys: keys, payload: payload)
         }
+    }
+
+    func record(_ check: PolicyCheck, time: Int64) throws -> UInt64 {
+        let keys = RecordKeys(type: EventKind.policyChecked.rawValue, uid: check.uid, context: check.ctx)
+        // No closure here: one capturing the check copied it (an outlined
+        // copy and destroy of its Strings per record).
+        let size = PolicyCheckedPayload.size(check)
+        let buffer = size <= payloadScratch.count
+            ? payloadScratch : UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 8)
+        defer { if buffer.baseAddress != payloadScratch.baseAddress { buffer.deallocate() } }
+        PolicyCheckedPayload.write(check, into: buffer)
+        return try log.append(time: time, keys: keys, payload: UnsafeRawBufferPointer(rebasing: buffer[..<size]))
     }
 
     func flush(durableThrough seq: UInt64) {

@@ -25,9 +25,13 @@ public enum EventCodec {
         case .contextInvalidated(let uid, let ctx, let reason):
             w.varint(UInt64(uid)); w.context(ctx); w.string(reason.rawValue)
         case .policyChecked(let uid, let ctx, let policy, let biometry, let result, let reason):
-            w.varint(UInt64(uid)); w.context(ctx); w.int(policy.rawValue); w.int(biometry.rawValue)
-            w.optional(result) { $0.int($1.rawValue) }
-            w.optional(reason) { $0.string($1) }
+            // One layout for the kind: PolicyCheckedPayload's (the daemon writes it without a ByteWriter).
+            let check = PolicyCheck(uid: uid, ctx: ctx, policy: policy, biometry: biometry, result: result, reason: reason,
+                                    domainState: "")
+            withUnsafeTemporaryAllocation(byteCount: PolicyCheckedPayload.size(check), alignment: 8) { buffer in
+                PolicyCheckedPayload.write(check, into: buffer)
+                w.bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[1...]))
+            }
         case .evaluationStarted(let uid, let ctx, let eval, let policy, let reason):
             w.varint(UInt64(uid)); w.context(ctx); w.varint(UInt64(eval)); w.int(policy.rawValue); w.string(reason)
         case .promptShown(let uid, let ctx, let eval, let prompt):
