@@ -56,14 +56,13 @@ uint32_t la_crc32c_table(uint32_t crc, const void *buf, size_t len) {
 }
 
 #if defined(__x86_64__)
+// x86-64 loads unaligned words at full speed: no byte-wise prologue; the
+// tail in at most three steps (4, 2, 1 bytes). Log records are ~70 bytes,
+// where the byte loops were a third of the cost.
 __attribute__((target("sse4.2")))
 static uint32_t la_crc32c_sse42(uint32_t crc, const void *buf, size_t len) {
     const unsigned char *p = buf;
     uint64_t c = ~crc;
-    while (len > 0 && ((uintptr_t)p & 7) != 0) {
-        c = _mm_crc32_u8((uint32_t)c, *p++);
-        len--;
-    }
     while (len >= 8) {
         uint64_t word;
         memcpy(&word, p, 8);
@@ -71,8 +70,21 @@ static uint32_t la_crc32c_sse42(uint32_t crc, const void *buf, size_t len) {
         p += 8;
         len -= 8;
     }
-    while (len-- > 0) c = _mm_crc32_u8((uint32_t)c, *p++);
-    return ~(uint32_t)c;
+    uint32_t c32 = (uint32_t)c;
+    if (len & 4) {
+        uint32_t word;
+        memcpy(&word, p, 4);
+        c32 = _mm_crc32_u32(c32, word);
+        p += 4;
+    }
+    if (len & 2) {
+        uint16_t half;
+        memcpy(&half, p, 2);
+        c32 = _mm_crc32_u16(c32, half);
+        p += 2;
+    }
+    if (len & 1) c32 = _mm_crc32_u8(c32, *p);
+    return ~c32;
 }
 #endif
 

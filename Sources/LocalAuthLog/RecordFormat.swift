@@ -19,18 +19,6 @@ public struct RecordKeys: Hashable, Sendable {
     }
 }
 
-/// Stack room for a whole small record (256 bytes, zeroed): the 48 header
-/// bytes and a payload of up to 208, so that it is checksummed in one pass
-/// and appended in one copy. Most events are far smaller (a policy check's
-/// record is ~70 bytes); larger payloads follow the header separately.
-struct RecordBytes {
-    static let capacity = 256
-    var words: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
-                UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
-                UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
-                UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64)
-        = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-}
 
 /// Where a record starts: its segment (named by the segment's first seq) and
 /// the byte offset of its length field in that file.
@@ -65,14 +53,16 @@ enum RecordFormat {
 
     /// Appends one encoded record to `out`, built on the stack: header and
     /// payload checksummed in one pass and appended as one copy when they
-    /// fit in `RecordBytes`, else the header (checksummed with the payload
+    /// fit in `inlineCapacity`, else the header (checksummed with the payload
     /// as seed) and the payload as two copies. No zero fill either way.
     static func encode(
         seq: UInt64, time: Int64, keys: RecordKeys, payload: UnsafeRawBufferPointer, into out: inout [UInt8]
     ) {
-        var record = RecordBytes()
-        let inline = headerSize + payload.count <= RecordBytes.capacity
-        withUnsafeMutableBytes(of: &record) { raw in
+        let inline = headerSize + payload.count <= inlineCapacity
+        // Uninitialized stack room: every byte that is appended is written
+        // below (absent keys as zeros); zeroing all 256 first cost a memset
+        // per record.
+        withUnsafeTemporaryAllocation(byteCount: inlineCapacity, alignment: 8) { raw in
             raw.storeBytes(of: UInt32(fixedBodySize + payload.count).littleEndian, toByteOffset: 0, as: UInt32.self)
             raw.storeBytes(of: seq.littleEndian, toByteOffset: 8, as: UInt64.self)
             raw.storeBytes(of: time.littleEndian, toByteOffset: 16, as: Int64.self)
@@ -81,11 +71,16 @@ enum RecordFormat {
             if let uid = keys.uid {
                 flags |= flagUID
                 raw.storeBytes(of: uid.littleEndian, toByteOffset: 28, as: UInt32.self)
+            } else {
+                raw.storeBytes(of: UInt32(0), toByteOffset: 28, as: UInt32.self)
             }
             if let context = keys.context {
                 flags |= flagContext
                 raw.storeBytes(of: context.high.bigEndian, toByteOffset: 32, as: UInt64.self)
                 raw.storeBytes(of: context.low.bigEndian, toByteOffset: 40, as: UInt64.self)
+            } else {
+                raw.storeBytes(of: UInt64(0), toByteOffset: 32, as: UInt64.self)
+                raw.storeBytes(of: UInt64(0), toByteOffset: 40, as: UInt64.self)
             }
             raw.storeBytes(of: flags.littleEndian, toByteOffset: 26, as: UInt16.self)
             let crc: UInt32
@@ -104,6 +99,12 @@ enum RecordFormat {
         }
         if !inline { out.append(contentsOf: payload) }
     }
+
+    /// Stack room for a whole small record: the 48 header bytes and a
+    /// payload of up to 208, checksummed in one pass and appended in one
+    /// copy. Most events are far smaller (a policy check's record is ~70
+    /// bytes); larger payloads follow the header separately.
+    static let inlineCapacity = 256
 
     static func u16(_ raw: UnsafeRawBufferPointer, _ offset: Int) -> UInt16 {
         UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt16.self))

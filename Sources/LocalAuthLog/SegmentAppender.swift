@@ -32,6 +32,8 @@ struct SegmentAppender: ~Copyable {
     var preallocation: Int
     /// The open segment's file size: records up to `length`, zeros after.
     var allocated: Int
+    /// Zeros to write ahead (grown to the largest step once, then reused).
+    private var zeros: [UInt8] = []
     /// The chain head is kept at every seq that is a multiple of this (0:
     /// none): the owner asks for chain[seq] after the writer has moved on
     /// (a snapshot written off the owner's thread, `EventLog.chainHead(at:)`).
@@ -124,9 +126,19 @@ struct SegmentAppender: ~Copyable {
     private mutating func preallocate(through end: Int) {
         let target = (end / preallocation + 1) * preallocation
         guard let free = try? file.fd.availableBytes(), free >= Int64(16 * preallocation) else { return }
-        let zeros = [UInt8](repeating: 0, count: target - allocated)
+        // One zero buffer for the writer's life: a fresh 256 KiB array per
+        // step was a malloc (an mmap above glibc's threshold), 64 page
+        // faults, a memset and a munmap each time.
+        if zeros.count < target - allocated { zeros = [UInt8](repeating: 0, count: target - allocated) }
         do throws(SystemError) {
-            try file.pwriteAll(zeros, at: allocated)
+            let step = target - allocated
+            var failure: SystemError?
+            zeros.withUnsafeBytes { raw in
+                do throws(SystemError) { try file.pwriteAll(UnsafeRawBufferPointer(rebasing: raw[..<step]), at: allocated) } catch {
+                    failure = error
+                }
+            }
+            if let failure { throw failure }
             allocated = target
         } catch {
             preallocation = 0
