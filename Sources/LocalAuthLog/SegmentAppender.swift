@@ -155,6 +155,8 @@ struct SegmentAppender: ~Copyable {
             allocated = length
         }
         try file.fdatasync()
+        // Durable now: its pages leave the page cache (see the sync thread).
+        _ = file.dropCachedPages(from: 0, below: length)
         let head = chain
         try seal(lastSeq: firstSeq - 1, head: head)
         file.close()

@@ -49,6 +49,15 @@ struct SegmentFile {
         do throws(SystemError) { try fd.fdatasync() } catch { throw named(error) }
     }
 
+    /// Drops the file's clean pages below `end` (rounded down to a page)
+    /// from `start` on from the page cache; returns the new start.
+    func dropCachedPages(from start: Int, below end: Int) -> Int {
+        let limit = end & ~4095
+        guard limit > start else { return start }
+        fd.dropCachedPages(offset: Int64(start), length: Int64(limit - start))
+        return limit
+    }
+
     func fsync() throws(SystemError) {
         do throws(SystemError) { try fd.fsync() } catch { throw named(error) }
     }

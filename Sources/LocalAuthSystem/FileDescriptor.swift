@@ -136,6 +136,14 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable, CustomString
         _ = try retryOnInterrupt("fsync") { Glibc.fsync(rawValue) }
     }
 
+    /// posix_fadvise(POSIX_FADV_DONTNEED) on `offset..<offset+length`: the
+    /// kernel drops those pages from the page cache if they are clean. A
+    /// hint: it never fails the caller.
+    public func dropCachedPages(offset: Int64, length: Int64) {
+        guard length > 0 else { return }
+        _ = posix_fadvise(rawValue, off_t(offset), off_t(length), POSIX_FADV_DONTNEED)
+    }
+
     /// Bytes an unprivileged writer may still use on this file's filesystem
     /// (fstatvfs: f_bavail × f_frsize).
     public func availableBytes() throws(SystemError) -> Int64 {

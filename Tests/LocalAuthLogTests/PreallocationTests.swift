@@ -81,3 +81,53 @@ final class PreallocationTests: XCTestCase {
         XCTAssertTrue(try EventLog.verify(directory.path).isOK)
     }
 }
+
+/// Synced log pages leave the page cache (a DONTNEED hint after each sync
+/// and at rotation): the log is written once and read back only at a start
+/// or by an auditor. Checked with mincore(2) on a disk-backed file (tmpfs
+/// pages cannot be dropped).
+final class PageCacheTests: XCTestCase {
+    func testSyncedRecordsLeaveThePageCacheAndTheZerosAheadStay() throws {
+        let directory = TemporaryDirectory()
+        let log = try EventLog.open(directory.path, options: .init(syncPolicy: .onDemand, preallocation: 1 << 20))
+        let payload = [UInt8](repeating: 7, count: 200)
+        var seq: UInt64 = 0
+        for _ in 0..<4000 { seq = try log.append(time: 1, keys: RecordKeys(type: 1), payload: payload) }
+        log.commit(through: seq)
+        try log.waitDurable(seq)
+        let end = SegmentHeader.size + 4000 * RecordFormat.recordSize(payload: payload.count)
+        let path = directory.log + "/" + SegmentName.fileName(1)
+        let resident = try residentPages(path)
+        XCTAssertEqual(resident.count, (1 << 20) / 4096, "preallocated to the next MiB")
+        let synced = end / 4096  // whole pages below the synced end
+        XCTAssertGreaterThan(synced, 200, "the test writes ~1 MB")
+        // A hint, not a promise: the kernel skips pages still batched on
+        // another CPU's LRU list (the writing thread's). Without the hint
+        // every page stays (memory is plentiful); with it most go.
+        let stillCached = resident[..<synced].filter { $0 }.count
+        XCTAssertLessThan(stillCached, synced * 3 / 4, "\(stillCached) of \(synced) synced pages still cached")
+        // The zeros ahead of the records are where the next records go: kept.
+        let ahead = resident[(synced + 1)...]
+        XCTAssertGreaterThan(ahead.filter { $0 }.count, ahead.count / 2, "zeros ahead dropped")
+        try log.close()
+        // Nothing was lost by dropping them: the records read back from disk.
+        XCTAssertEqual(try positions(directory).count, 4000)
+    }
+
+    /// mincore(2) of the whole file: one Bool per page.
+    private func residentPages(_ path: String) throws -> [Bool] {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { throw SystemError.current("open", path: path) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw SystemError.current("fstat", path: path) }
+        let size = Int(info.st_size)
+        guard let map = mmap(nil, size, PROT_READ, MAP_SHARED, fd, 0), map != MAP_FAILED else {
+            throw SystemError.current("mmap", path: path)
+        }
+        defer { munmap(map, size) }
+        var vector = [UInt8](repeating: 0, count: (size + 4095) / 4096)
+        guard mincore(map, size, &vector) == 0 else { throw SystemError.current("mincore", path: path) }
+        return vector.map { $0 & 1 != 0 }
+    }
+}
