@@ -87,7 +87,15 @@ final class Authenticator {
 
     /// The seq that output produced now must wait for (0 = none). If the log
     /// fails, that seq never becomes durable and what waits is dropped (S-40).
-    var gate: UInt64 { revealGate > recorder.durableSeq ? revealGate : 0 }
+    var gate: UInt64 {
+        // durableSeq only grows: once it covered the gate, it still does,
+        // and the common answer needs no call into the log (every reply asks).
+        if revealGate <= durableSeen { return 0 }
+        durableSeen = recorder.durableSeq
+        return revealGate > durableSeen ? revealGate : 0
+    }
+    /// The last `recorder.durableSeq` seen by `gate`.
+    private var durableSeen: UInt64 = 0
 
     /// End of a loop turn, before replies go out: what was appended reaches
     /// the file, and an fsync is asked for if anything waits for one.
