@@ -80,7 +80,7 @@ extension AuthState {
     }
 
     /// The user's domain state (S-10); "" if never enrolled.
-    public func domainState(_ uid: UserID) -> String {
+    public func domainState(_ uid: UserID) -> DomainState {
         users.withUser(uid) { $0.pointee.domainState }
     }
 

@@ -11,7 +11,7 @@ public struct ContextState: Sendable, Equatable {
     /// S-17: none until the first can-evaluate.
     public var biometry: BiometryType = .none
     /// S-10/S-19: the domain state last handed to this context, or "".
-    public var domainState: String = ""
+    public var domainState = DomainState()
     /// nil = default "Enter Password"; "" hides the fallback option.
     public var fallbackTitle: String?
     /// nil or "" = "Cancel".

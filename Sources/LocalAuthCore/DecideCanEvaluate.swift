@@ -17,7 +17,7 @@ public struct PolicyCheck: Sendable, Equatable {
     /// The LAError when the check failed, and its wire reason where one applies.
     public var result: LAErrorCode?
     public var reason: String?
-    public var domainState: String
+    public var domainState: DomainState
 
     /// The event to record: made from the fields when asked for, so a caller
     /// that reads the fields and records the event copies no enum payload.

@@ -122,7 +122,9 @@ extension AuthState {
             endEvaluation(ctx)
         case .enrollmentChanged(let uid, let templates, _, let domainState):
             users[uid, default: UserState()].templates = templates
-            users[uid, default: UserState()].domainState = domainState
+            // Decoded events hold at most DomainState.capacity bytes (the codec
+            // refuses more); decide's come from the daemon's 32 hex digits.
+            users[uid, default: UserState()].domainState = DomainState(domainState) ?? DomainState()
         case .passcodeChanged(let uid, let set, _):
             users[uid, default: UserState()].passcodeSet = set
             if set {

@@ -6,7 +6,7 @@ public struct UserState: Sendable, Equatable {
     /// Enrolled template names, in enrollment order.
     public var templates: [String] = []
     /// S-10: opaque token, changes whenever `templates` changes; "" if never enrolled.
-    public var domainState: String = ""
+    public var domainState = DomainState()
     public var passcodeSet: Bool = false
     /// S-1: consecutive biometric failures, across all contexts.
     public var biometricFailures: Int = 0

@@ -55,8 +55,8 @@ extension Server {
                 // Biometric successes carry the user's domain state (S-10);
                 // cached and reuse successes the one the context last saw.
                 let token = method == .biometric ? authenticator.state.user(context.uid).domainState
-                    : method == .passcode ? "" : context.domainState
-                if !token.isEmpty { writer.append(key: "domain-state", value: token) }
+                    : method == .passcode ? DomainState() : context.domainState
+                if !token.isEmpty { writer.append(key: "domain-state", value: token.description) }
             }
             writer.endLine()
             send(writer.bytes, to: connection)

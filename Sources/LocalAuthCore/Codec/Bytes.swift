@@ -148,3 +148,13 @@ public struct ByteReader {
         guard isAtEnd else { throw DecodeError("\(buffer.count - offset) trailing bytes") }
     }
 }
+
+extension ByteReader {
+    /// A domain state, written as a string: more than DomainState.capacity
+    /// bytes is corrupt (the daemon makes 32).
+    public mutating func domainState() throws -> DomainState {
+        let text = try string()
+        guard let state = DomainState(text) else { throw DecodeError("domain state of \(text.utf8.count) bytes") }
+        return state
+    }
+}

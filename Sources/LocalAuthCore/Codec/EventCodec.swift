@@ -27,7 +27,7 @@ public enum EventCodec {
         case .policyChecked(let uid, let ctx, let policy, let biometry, let result, let reason):
             // One layout for the kind: PolicyCheckedPayload's (the daemon writes it without a ByteWriter).
             let check = PolicyCheck(uid: uid, ctx: ctx, policy: policy, biometry: biometry, result: result, reason: reason,
-                                    domainState: "")
+                                    domainState: DomainState())
             withUnsafeTemporaryAllocation(byteCount: PolicyCheckedPayload.size(check), alignment: 8) { buffer in
                 PolicyCheckedPayload.write(check, into: buffer)
                 w.bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[1...]))
@@ -161,7 +161,8 @@ public enum EventCodec {
             guard count <= 4096 else { throw DecodeError("implausible template count \(count)") }
             var templates: [String] = []
             for _ in 0..<count { templates.append(try r.string()) }
-            return .enrollmentChanged(uid: uid, templates: templates, by: try r.u32(), domainState: try r.string())
+            let by = try r.u32()
+            return .enrollmentChanged(uid: uid, templates: templates, by: by, domainState: try r.domainState().description)
         case .passcodeChanged:
             return .passcodeChanged(uid: try r.u32(), set: try r.bool(), by: try r.u32())
         case .deviceUnlocked:

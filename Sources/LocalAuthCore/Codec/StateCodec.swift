@@ -62,7 +62,7 @@ public enum StateCodec {
     private static func encodeUser(_ u: UserState, into w: inout ByteWriter) {
         w.varint(UInt64(u.templates.count))
         for t in u.templates { w.string(t) }
-        w.string(u.domainState)
+        w.string(u.domainState.description)
         w.bool(u.passcodeSet)
         w.int(u.biometricFailures)
         w.bool(u.biometryLockedOut)
@@ -81,7 +81,7 @@ public enum StateCodec {
         let count = try r.varint()
         guard count <= 4096 else { throw DecodeError("implausible template count \(count)") }
         for _ in 0..<count { u.templates.append(try r.string()) }
-        u.domainState = try r.string()
+        u.domainState = try r.domainState()
         u.passcodeSet = try r.bool()
         u.biometricFailures = try r.int(in: 0...Int(Int32.max))
         u.biometryLockedOut = try r.bool()
@@ -101,7 +101,7 @@ public enum StateCodec {
         w.int(Int(c.pid))
         w.optional(c.invalidation) { $0.string($1.rawValue) }
         w.int(c.biometry.rawValue)
-        w.string(c.domainState)
+        w.string(c.domainState.description)
         w.optional(c.fallbackTitle) { $0.string($1) }
         w.optional(c.cancelTitle) { $0.string($1) }
         w.svarint(c.reuseDuration)
@@ -129,7 +129,7 @@ public enum StateCodec {
         var c = ContextState(uid: try r.u32(), pid: try r.i32())
         c.invalidation = try r.optional { try named(InvalidationReason.init(rawValue:), try $0.string()) }
         c.biometry = try raw(BiometryType.init(rawValue:), try r.int())
-        c.domainState = try r.string()
+        c.domainState = try r.domainState()
         c.fallbackTitle = try r.optional { try $0.string() }
         c.cancelTitle = try r.optional { try $0.string() }
         c.reuseDuration = try r.svarint()

@@ -33,7 +33,7 @@ extension Server {
                           connection: connection, tag: request.tag, now: now)
         guard events(outcome, connection, request.tag) != nil else { return }
         let user = authenticator.state.user(uid)
-        replyOK(connection, request.tag, [("templates", String(user.templates.count)), ("domain-state", user.domainState)])
+        replyOK(connection, request.tag, [("templates", String(user.templates.count)), ("domain-state", user.domainState.description)])
     }
 
     func unenroll(_ request: Request, _ connection: Connection) {

@@ -42,7 +42,7 @@ extension Server {
         guard let ctx = ownedContext(request, connection), let context = authenticator.state.contexts[ctx] else { return }
         replyOK(connection, request.tag, [
             ("state", context.isOpen ? "open" : "invalidated"), ("biometry", context.biometry.wireName),
-            ("domain-state", context.domainState), ("fallback-title", context.fallbackTitle ?? ContextState.defaultFallbackTitle),
+            ("domain-state", context.domainState.description), ("fallback-title", context.fallbackTitle ?? ContextState.defaultFallbackTitle),
             ("cancel-title", context.effectiveCancelTitle), ("reuse-duration", String(context.reuseDuration)),
             ("interaction-not-allowed", context.interactionNotAllowed ? "true" : "false"),
         ])
@@ -103,7 +103,7 @@ extension Server {
                 return reply(connection, String(decoding: tag, as: UTF8.self), failure, biometry: biometry)
             }
             let showsToken = policy == .biometrics || policy == .biometricsOrCompanion
-            let token = showsToken ? check.domainState : ""
+            let token = showsToken ? check.domainState : DomainState()
             // The hottest reply: the tag, then the rest as rendered last time.
             sendLine(to: connection) { line in
                 line.bytes.append(contentsOf: tag)
@@ -117,20 +117,19 @@ extension Server {
 /// ` OK biometry=NAME[ domain-state=TOKEN]` and the line end, kept as bytes
 /// for the last (biometry, token) rendered. A user's token changes only with
 /// their templates, and rendering it (the quoting check and the copies) was
-/// over a third of the reply's cost; a different user's check renders anew
-/// (equal Strings of the same storage compare in O(1)).
+/// over a third of the reply's cost; a different user's check renders anew.
 final class CheckedReplies {
     private var biometry = BiometryType.none
-    private var token = ""
+    private var token = DomainState()
     private var rendered: [UInt8] = []
 
-    func append(biometry: BiometryType, token: String, to line: inout LineWriter) {
+    func append(biometry: BiometryType, token: DomainState, to line: inout LineWriter) {
         if rendered.isEmpty || biometry != self.biometry || token != self.token {
             var fresh = LineWriter(capacity: 64)
             fresh.bytes.append(UInt8(ascii: " "))
             fresh.bytes.append(contentsOf: Response.Status.ok.rawValue.utf8)
             fresh.append(key: "biometry", value: biometry.wireName)
-            if !token.isEmpty { fresh.append(key: "domain-state", value: token) }
+            if !token.isEmpty { fresh.append(key: "domain-state", value: token.description) }
             fresh.endLine()
             rendered = fresh.bytes
             self.biometry = biometry
