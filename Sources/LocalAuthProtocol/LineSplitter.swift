@@ -67,26 +67,59 @@ public struct LineSplitter: Sendable {
 
     /// The next complete line, `.lineTooLong` once, or nil when more input is needed.
     public mutating func next() -> Event? {
+        guard let event = nextRange() else { return nil }
+        guard case .some(let range) = event else { return .lineTooLong }
+        return .line(buffer[range])
+    }
+
+    /// The next line's range in `buffer`; `.some(nil)` for a line too long
+    /// (reported once); nil when more input is needed.
+    private mutating func nextRange() -> Range<Int>?? {
         guard !hasFailed else { return nil }
         // An LF may sit at most at readIndex + cap - 1.
         let limit = min(buffer.count, readIndex + maximumLineLength)
         if scanIndex < limit, let lfIndex = LineSplitter.firstLF(in: buffer, from: scanIndex, to: limit) {
             var end = lfIndex
             if end > readIndex && buffer[end - 1] == cr { end -= 1 }
-            let line = buffer[readIndex..<end]
+            let line = readIndex..<end
             readIndex = lfIndex + 1
             scanIndex = readIndex
-            return .line(line)
+            return .some(line)
         }
         if buffer.count - readIndex >= maximumLineLength {
             hasFailed = true
             buffer.removeAll(keepingCapacity: true)
             readIndex = 0
             scanIndex = 0
-            return .lineTooLong
+            return .some(nil)
         }
         scanIndex = limit
         return nil
+    }
+
+    /// What `next(copyingInto:)` yields.
+    public enum CopiedLine {
+        /// A complete line, copied into the caller's buffer.
+        case line(UnsafeBufferPointer<UInt8>)
+        case lineTooLong
+    }
+
+    /// `next()`, with a line's bytes copied into `buffer` (at least
+    /// `maximumLineLength` bytes) rather than handed out as a slice of the
+    /// splitter's storage: a slice retains that storage and releases it
+    /// twice, atomic operations the server paid per request. `.line` holds
+    /// the copy, valid until the caller reuses `buffer`.
+    public mutating func next(copyingInto buffer: UnsafeMutableRawBufferPointer) -> CopiedLine? {
+        precondition(buffer.count >= maximumLineLength, "a line buffer holds the longest line")
+        guard let event = nextRange() else { return nil }
+        guard case .some(let range) = event else { return .lineTooLong }
+        let count = range.count
+        if count > 0 {
+            self.buffer.withUnsafeBytes { source in
+                buffer.baseAddress!.copyMemory(from: source.baseAddress! + range.lowerBound, byteCount: count)
+            }
+        }
+        return .line(UnsafeBufferPointer(start: buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), count: count))
     }
 
     /// Forgets all input and the failure, keeping the buffer's capacity, so

@@ -69,6 +69,12 @@ final class Server {
     /// makes the event loop sleep N seconds (so WATCHDOG=1 pings stop).
     let testHangSeconds = DaemonLog.testHangSeconds()
     var readBuffer = [UInt8](repeating: 0, count: 65536)
+    /// The line being handled, copied out of its connection's splitter
+    /// (room for the longest line the protocol allows). One for the server:
+    /// lines are handled one at a time, and handling one never reads input
+    /// (only `read`, from the loop, calls `processLines`).
+    let lineBuffer = UnsafeMutableRawBufferPointer.allocate(
+        byteCount: LineSplitter.defaultMaximumLineLength, alignment: 8)
     var writer = LineWriter(capacity: 4096)
     /// Checks each request line in place (its span buffer is reused).
     var requestScanner = RequestScanner()
@@ -100,6 +106,8 @@ final class Server {
         // A coarse tick drives prompt timeouts, half-line timeouts and the watchdog.
         try ticker.arm(afterNanoseconds: 100_000_000, intervalNanoseconds: 100_000_000)
     }
+
+    deinit { lineBuffer.deallocate() }
 
     /// The wall clock, read at most once per loop turn: the events of one
     /// turn share a time (a turn is bounded by the read budget, far below

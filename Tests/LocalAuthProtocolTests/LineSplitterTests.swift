@@ -30,13 +30,34 @@ final class LineSplitterTests: XCTestCase {
         return out
     }
 
-    /// Feeds `input` in chunks of the given sizes (cycled), draining after each.
+    /// Feeds `input` in chunks of the given sizes (cycled), draining after
+    /// each, with `next()` and with `next(copyingInto:)` (the server's); the
+    /// two must agree, and the result is `next()`'s.
     static func split(_ input: [UInt8], cap: Int, chunkSizes: [Int]) -> [Out] {
+        let sliced = split(input, cap: cap, chunkSizes: chunkSizes, copying: false)
+        let copied = split(input, cap: cap, chunkSizes: chunkSizes, copying: true)
+        XCTAssertEqual(copied, sliced, "next(copyingInto:) differs from next() at cap \(cap), chunks \(chunkSizes)")
+        return sliced
+    }
+
+    static func split(_ input: [UInt8], cap: Int, chunkSizes: [Int], copying: Bool) -> [Out] {
         var splitter = LineSplitter(maximumLineLength: cap)
         var out: [Out] = []
         var offset = 0
         var k = 0
+        // Exactly the cap: the copy must never need more.
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: cap, alignment: 1)
+        defer { buffer.deallocate() }
         func drain() {
+            if copying {
+                while let event = splitter.next(copyingInto: buffer) {
+                    switch event {
+                    case .line(let l): out.append(.line(Array(l)))
+                    case .lineTooLong: out.append(.tooLong)
+                    }
+                }
+                return
+            }
             while let event = splitter.next() {
                 switch event {
                 case .line(let l): out.append(.line(Array(l)))

@@ -121,20 +121,39 @@ extension Server {
 final class CheckedReplies {
     private var biometry = BiometryType.none
     private var token = DomainState()
-    private var rendered: [UInt8] = []
+    /// The rendered bytes, inline: an array here was retained and released
+    /// around every append. The longest reply rest is 67 bytes
+    /// (` OK biometry=opticID domain-state=` and 32 bytes of token, LF).
+    private var rendered = RenderedBytes()
+    private var count = 0
+
+    private struct RenderedBytes {
+        static let capacity = 128
+        var words: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
+                    UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64)
+            = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    }
 
     func append(biometry: BiometryType, token: DomainState, to line: inout LineWriter) {
-        if rendered.isEmpty || biometry != self.biometry || token != self.token {
+        if count == 0 || biometry != self.biometry || token != self.token {
             var fresh = LineWriter(capacity: 64)
             fresh.bytes.append(UInt8(ascii: " "))
             fresh.bytes.append(contentsOf: Response.Status.ok.rawValue.utf8)
             fresh.append(key: "biometry", value: biometry.wireName)
             if !token.isEmpty { fresh.append(key: "domain-state", value: token.description) }
             fresh.endLine()
-            rendered = fresh.bytes
+            // A token of 32 bytes that needs quoting (never the daemon's hex)
+            // could pass the capacity: such a reply is sent as rendered, not kept.
+            guard fresh.bytes.count <= RenderedBytes.capacity else {
+                count = 0
+                return line.bytes.append(contentsOf: fresh.bytes)
+            }
+            withUnsafeMutableBytes(of: &rendered) { $0.copyBytes(from: fresh.bytes) }
+            count = fresh.bytes.count
             self.biometry = biometry
             self.token = token
         }
-        rendered.withUnsafeBufferPointer { line.bytes.append(contentsOf: $0) }
+        let count = self.count
+        withUnsafeBytes(of: rendered) { line.bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[..<count])) }
     }
 }
