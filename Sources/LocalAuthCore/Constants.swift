@@ -62,7 +62,32 @@ public enum Policy: Int, Sendable, CaseIterable, Hashable {
     }()
 
     private static func named(_ utf8: UnsafeBufferPointer<UInt8>) -> Policy? {
-        packed.bytes.withUnsafeBufferPointer { all in
+        // The short wire names (what clients send) first, without the table:
+        // a static `let` is reached through a lazy-initialization check and
+        // retained, and the scan compares up to 19 entries.
+        if let base = utf8.baseAddress {
+            switch utf8.count {
+            case 1:
+                switch base[0] {
+                case UInt8(ascii: "1"): return .biometrics
+                case UInt8(ascii: "2"): return .owner
+                case UInt8(ascii: "3"): return .companion
+                case UInt8(ascii: "4"): return .biometricsOrCompanion
+                case UInt8(ascii: "5"): return .wrist
+                default: return nil
+                }
+            case 5:
+                if matches(base, "owner") { return .owner }
+                if matches(base, "wrist") { return .wrist }
+            case 9:
+                if matches(base, "companion") { return .companion }
+            case 10:
+                if matches(base, "biometrics") { return .biometrics }
+            default:
+                break
+            }
+        }
+        return packed.bytes.withUnsafeBufferPointer { all in
             for entry in packed.entries where entry.count == utf8.count {
                 var index = 0
                 while index < entry.count, all[entry.start + index] == utf8[index] { index += 1 }
@@ -71,6 +96,19 @@ public enum Policy: Int, Sendable, CaseIterable, Hashable {
             return nil
         }
     }
+
+    /// Whether the bytes at `base` are `name` (the caller checked the length).
+    @inline(__always)
+    private static func matches(_ base: UnsafePointer<UInt8>, _ name: StaticString) -> Bool {
+        memcmpEqual(base, name.utf8Start, name.utf8CodeUnitCount)
+    }
+}
+
+@inline(__always)
+private func memcmpEqual(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ count: Int) -> Bool {
+    var index = 0
+    while index < count, a[index] == b[index] { index += 1 }
+    return index == count
 }
 
 /// Apple's `LABiometryType`.

@@ -48,6 +48,13 @@ public struct ContextState: Sendable, Equatable {
         guard let title = fallbackTitle else { return ContextState.defaultFallbackTitle }
         return title.isEmpty ? nil : title
     }
+
+    /// S-17/S-19: what a can-evaluate leaves on the context (one in-place
+    /// access for both fields: each `values[i].x = …` is a modify access).
+    mutating func checked(biometry: BiometryType, domainState: DomainState?) {
+        self.biometry = biometry
+        if let domainState { self.domainState = domainState }
+    }
 }
 
 /// One running evaluation.

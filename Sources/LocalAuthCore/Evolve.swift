@@ -59,10 +59,9 @@ extension AuthState {
             // through `values` (`contexts[ctx]?.x = …` looks up and moves the
             // whole ContextState out and back for each field).
             guard let index = contexts.index(forKey: ctx) else { break }
-            contexts.values[index].biometry = biometry
-            if result == nil, policy == .biometrics || policy == .biometricsOrCompanion {
-                contexts.values[index].domainState = domainState(uid)
-            }
+            let token = result == nil && (policy == .biometrics || policy == .biometricsOrCompanion)
+                ? domainState(uid) : nil
+            contexts.values[index].checked(biometry: biometry, domainState: token)
         case .evaluationStarted(_, let ctx, let eval, let policy, let reason):
             contexts[ctx]?.lastEvaluation = eval
             contexts[ctx]?.evaluation = Evaluation(id: eval, policy: policy, reason: reason)

@@ -221,5 +221,17 @@ final class CodecRoundTripTests: XCTestCase {
             XCTAssertNil(Policy(wireName: miss), miss)
         }
         XCTAssertNil(Policy(wireName: UnsafeBufferPointer<UInt8>(start: nil, count: 0)))
+        // The short names are matched before the table: a change at any one
+        // byte, same length, is no policy.
+        for name in ["biometrics", "owner", "companion", "wrist"] {
+            for index in name.utf8.indices {
+                var bytes = Array(name.utf8)
+                bytes[name.utf8.distance(from: name.utf8.startIndex, to: index)] ^= 0x01
+                XCTAssertNil(bytes.withUnsafeBufferPointer { Policy(wireName: $0) }, String(decoding: bytes, as: UTF8.self))
+            }
+        }
+        for byte in UInt8(0)...UInt8(255) where !(UInt8(ascii: "1")...UInt8(ascii: "5")).contains(byte) {
+            XCTAssertNil([byte].withUnsafeBufferPointer { Policy(wireName: $0) }, "byte \(byte)")
+        }
     }
 }
