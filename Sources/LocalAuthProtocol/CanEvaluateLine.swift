@@ -16,6 +16,10 @@
 public struct CanEvaluateLine {
     public let tag: UnsafeBufferPointer<UInt8>
     public let ctx: UnsafeBufferPointer<UInt8>
+    /// The id's 128 bits (`ctx` read as hex, the first digit most
+    /// significant), parsed while it was checked: the server needs not read
+    /// the 32 digits again.
+    public let ctxHigh: UInt64, ctxLow: UInt64
     public let policy: UnsafeBufferPointer<UInt8>
 
     /// The longest WORD taken (Apple's longest policy name is 50): a
@@ -29,25 +33,28 @@ public struct CanEvaluateLine {
         let tagEnd = CanEvaluateLine.word(base, from: 0, end: end, limit: Grammar.maximumTokenLength)
         guard tagEnd > 0, CanEvaluateLine.has(base, at: tagEnd, end: end, " can-evaluate ctx=") else { return nil }
         let ctxStart = tagEnd + 18, ctxEnd = ctxStart + 32
-        guard end - ctxStart >= 32, CanEvaluateLine.isHex32(base + ctxStart),
+        guard end - ctxStart >= 32, let id = CanEvaluateLine.hex32(base + ctxStart),
               CanEvaluateLine.has(base, at: ctxEnd, end: end, " policy=") else { return nil }
         let policyStart = ctxEnd + 8
         let policyEnd = CanEvaluateLine.word(base, from: policyStart, end: end, limit: CanEvaluateLine.maximumWordLength)
         guard policyEnd > policyStart, policyEnd == end else { return nil }
         tag = UnsafeBufferPointer(start: base, count: tagEnd)
         ctx = UnsafeBufferPointer(start: base + ctxStart, count: ctxEnd - ctxStart)
+        (ctxHigh, ctxLow) = id
         policy = UnsafeBufferPointer(start: base + policyStart, count: policyEnd - policyStart)
     }
 
-    /// Whether the 32 bytes at `start` are hex digits (a context id as the
-    /// daemon writes them), eight at a time.
+    /// The 32 hex digits at `start` (a context id as the daemon writes
+    /// them) as 128 bits, eight digits at a time; nil if one is not a digit.
     @inline(__always)
-    private static func isHex32(_ start: UnsafePointer<UInt8>) -> Bool {
+    private static func hex32(_ start: UnsafePointer<UInt8>) -> (UInt64, UInt64)? {
         let raw = UnsafeRawPointer(start)
-        return Grammar.isHexWord(raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
-            && Grammar.isHexWord(raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-            && Grammar.isHexWord(raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self))
-            && Grammar.isHexWord(raw.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
+        guard let a = Grammar.hexWordValue(raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+              let b = Grammar.hexWordValue(raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)),
+              let c = Grammar.hexWordValue(raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self)),
+              let d = Grammar.hexWordValue(raw.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
+        else { return nil }
+        return (a << 32 | b, c << 32 | d)
     }
 
     /// Where the run of TAG characters from `start` ends; `start` when

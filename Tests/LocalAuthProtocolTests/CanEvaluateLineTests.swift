@@ -158,6 +158,11 @@ final class CanEvaluateLineTests: XCTestCase {
         XCTAssertEqual(usual?.0, expected?.0, shown, file: file, line: number)
         XCTAssertEqual(usual?.1, expected?.1, shown, file: file, line: number)
         XCTAssertEqual(usual?.2, expected?.2, shown, file: file, line: number)
+        // The id as parsed while checked: the digits read the plain way.
+        let words = line.withUnsafeBufferPointer { buffer in CanEvaluateLine(buffer).map { [$0.ctxHigh, $0.ctxLow] } }
+        if let words, let ctx = usual?.1 {
+            XCTAssertEqual(words, [UInt64(ctx.prefix(16), radix: 16)!, UInt64(ctx.suffix(16), radix: 16)!], shown, file: file, line: number)
+        }
     }
 
     private func isContextID(_ value: String) -> Bool {

@@ -78,7 +78,8 @@ extension Server {
     /// goes through the scanner, `dispatch` and `canEvaluate(_:_:)`, which
     /// give every error its usual answer; nothing was recorded yet.
     func canEvaluateInPlace(_ line: CanEvaluateLine, _ connection: Connection) -> Bool {
-        guard logFailure == nil, let ctx = ContextID(hex: line.ctx), connection.contexts.contains(ctx),
+        let ctx = ContextID(high: line.ctxHigh, low: line.ctxLow)
+        guard logFailure == nil, connection.contexts.contains(ctx),
               let policy = Policy(wireName: line.policy)
         else { return false }
         answerCanEvaluate(ctx, policy: policy, tag: line.tag, connection)
