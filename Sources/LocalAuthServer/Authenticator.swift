@@ -43,7 +43,10 @@ final class Authenticator {
     /// is committed like `execute`'s, without the event array.
     func canEvaluate(_ ctx: ContextID, policy: Policy, now: Int64) -> Result<PolicyCheck, CheckRefusal> {
         if let failure = recorder.failure { return .failure(.unavailable(failure)) }
-        switch read({ $0.canEvaluate(ctx, policy: policy, now: now) }) {
+        let outcome = read { $0.canEvaluate(ctx, policy: policy, now: now) }
+        // Consumed: the check is moved out, not copied (an outlined copy of
+        // the PolicyCheck per request otherwise).
+        switch consume outcome {
         case .failure(let rejection):
             return .failure(.rejected(rejection))
         case .success(let check):

@@ -66,6 +66,15 @@ final class LogRecorder: EventRecorder {
 /// Set by the log's sync thread when a write or fsync failed; read by the loop.
 final class FailureFlag: Sendable {
     private let box = Mutex<String?>(nil)
-    var value: String? { box.withLock { $0 } }
-    func set(_ message: String) { box.withLock { $0 = message } }
+    /// Set (with release ordering) after the message: every request asks,
+    /// and a lock per request was two atomic read-modify-writes.
+    private let isSet = Atomic<Bool>(false)
+    var value: String? {
+        guard isSet.load(ordering: .acquiring) else { return nil }
+        return box.withLock { $0 }
+    }
+    func set(_ message: String) {
+        box.withLock { $0 = message }
+        isSet.store(true, ordering: .releasing)
+    }
 }
