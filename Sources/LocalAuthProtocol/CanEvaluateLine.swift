@@ -31,10 +31,10 @@ public struct CanEvaluateLine {
         guard let base = line.baseAddress else { return nil }
         let end = line.count
         let tagEnd = CanEvaluateLine.word(base, from: 0, end: end, limit: Grammar.maximumTokenLength)
-        guard tagEnd > 0, CanEvaluateLine.has(base, at: tagEnd, end: end, " can-evaluate ctx=") else { return nil }
+        guard tagEnd > 0, CanEvaluateLine.hasVerbAndCtxKey(base, at: tagEnd, end: end) else { return nil }
         let ctxStart = tagEnd + 18, ctxEnd = ctxStart + 32
         guard end - ctxStart >= 32, let id = CanEvaluateLine.hex32(base + ctxStart),
-              CanEvaluateLine.has(base, at: ctxEnd, end: end, " policy=") else { return nil }
+              CanEvaluateLine.hasPolicyKey(base, at: ctxEnd, end: end) else { return nil }
         let policyStart = ctxEnd + 8
         let policyEnd = CanEvaluateLine.word(base, from: policyStart, end: end, limit: CanEvaluateLine.maximumWordLength)
         guard policyEnd > policyStart, policyEnd == end else { return nil }
@@ -66,12 +66,25 @@ public struct CanEvaluateLine {
         return index - start <= limit ? index : start
     }
 
-    /// Whether `literal` sits at `index`, whole, before `end`.
+    /// Whether `" can-evaluate ctx="` (18 bytes) sits at `index`: two words
+    /// and a half-word compared with the literal's bytes as little-endian
+    /// constants (CanEvaluateLineTests checks them against the text).
     @inline(__always)
-    private static func has(_ base: UnsafePointer<UInt8>, at index: Int, end: Int, _ literal: StaticString) -> Bool {
-        let count = literal.utf8CodeUnitCount
-        guard end - index >= count else { return false }
-        return Grammar.equal(UnsafeBufferPointer(start: base + index, count: count),
-                             UnsafeBufferPointer(start: literal.utf8Start, count: count))
+    private static func hasVerbAndCtxKey(_ base: UnsafePointer<UInt8>, at index: Int, end: Int) -> Bool {
+        guard end - index >= 18 else { return false }
+        let raw = UnsafeRawPointer(base + index)
+        return raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self) == verbAndCtxKey.0
+            && raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self) == verbAndCtxKey.1
+            && raw.loadUnaligned(fromByteOffset: 16, as: UInt16.self) == verbAndCtxKey.2
     }
+
+    /// Whether `" policy="` (8 bytes) sits at `index`: one word.
+    @inline(__always)
+    private static func hasPolicyKey(_ base: UnsafePointer<UInt8>, at index: Int, end: Int) -> Bool {
+        end - index >= 8 && UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self) == policyKey
+    }
+
+    /// `" can-evaluate ctx="` and `" policy="` as little-endian loads.
+    static let verbAndCtxKey: (UInt64, UInt64, UInt16) = (0x6176_652D_6E61_6320, 0x7463_2065_7461_756C, 0x3D78)
+    static let policyKey: UInt64 = 0x3D79_6369_6C6F_7020
 }

@@ -5,11 +5,24 @@
 // on fixed lines, every prefix (bytes arriving one by one), every one-byte
 // change, deletion and insertion of usual lines, and seeded random lines.
 
-import LocalAuthProtocol
 import XCTest
+
+@testable import LocalAuthProtocol
 
 final class CanEvaluateLineTests: XCTestCase {
     static let ctx = "0123456789abcdef0123456789ABCDEF"
+
+    func testTheLiteralsAreCheckedAsTheirBytes() {
+        func word<T: FixedWidthInteger>(_ text: String, at offset: Int, as: T.Type) -> T {
+            Array(text.utf8).withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: T.self) }
+        }
+        let verb = " can-evaluate ctx="
+        XCTAssertEqual(CanEvaluateLine.verbAndCtxKey.0, word(verb, at: 0, as: UInt64.self))
+        XCTAssertEqual(CanEvaluateLine.verbAndCtxKey.1, word(verb, at: 8, as: UInt64.self))
+        XCTAssertEqual(CanEvaluateLine.verbAndCtxKey.2, word(verb, at: 16, as: UInt16.self))
+        XCTAssertEqual(verb.utf8.count, 18)
+        XCTAssertEqual(CanEvaluateLine.policyKey, word(" policy=", at: 0, as: UInt64.self))
+    }
 
     func testTheUsualLineGivesItsTagContextAndPolicy() {
         for (line, tag, policy) in [
