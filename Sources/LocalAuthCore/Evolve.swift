@@ -14,6 +14,26 @@ extension AuthState {
         return next
     }
 
+    /// `apply(Event(time: time, check.event))` without making the event:
+    /// every can-evaluate is folded this way by the daemon (the event's
+    /// construction and destruction cost more than the fold).
+    public mutating func apply(_ check: borrowing PolicyCheck, time: Int64) {
+        eventCount += 1
+        clockHighWater = max(clockHighWater, time)
+        foldCheck(uid: check.uid, ctx: check.ctx, policy: check.policy, biometry: check.biometry,
+                  succeeded: check.result == nil)
+    }
+
+    /// The fold of policy-checked (S-17, S-19), for both forms of `apply`:
+    /// one hash lookup, the context's fields set in place through `values`
+    /// (`contexts[ctx]?.x = …` looks up and moves the whole ContextState out
+    /// and back for each field).
+    private mutating func foldCheck(uid: UserID, ctx: ContextID, policy: Policy, biometry: BiometryType, succeeded: Bool) {
+        guard let index = contexts.index(forKey: ctx) else { return }
+        let token = succeeded && (policy == .biometrics || policy == .biometricsOrCompanion) ? domainState(uid) : nil
+        contexts.values[index].checked(biometry: biometry, domainState: token)
+    }
+
     public mutating func apply(_ event: Event) {
         eventCount += 1
         clockHighWater = max(clockHighWater, event.time)
@@ -55,13 +75,7 @@ extension AuthState {
             contexts[ctx] = nil
             dropUserIfEmpty(uid)
         case .policyChecked(let uid, let ctx, let policy, let biometry, let result, _):
-            // The hottest event: one hash lookup, fields mutated in place
-            // through `values` (`contexts[ctx]?.x = …` looks up and moves the
-            // whole ContextState out and back for each field).
-            guard let index = contexts.index(forKey: ctx) else { break }
-            let token = result == nil && (policy == .biometrics || policy == .biometricsOrCompanion)
-                ? domainState(uid) : nil
-            contexts.values[index].checked(biometry: biometry, domainState: token)
+            foldCheck(uid: uid, ctx: ctx, policy: policy, biometry: biometry, succeeded: result == nil)
         case .evaluationStarted(_, let ctx, let eval, let policy, let reason):
             contexts[ctx]?.lastEvaluation = eval
             contexts[ctx]?.evaluation = Evaluation(id: eval, policy: policy, reason: reason)

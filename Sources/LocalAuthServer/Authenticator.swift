@@ -11,8 +11,8 @@ final class Authenticator {
     /// The seq of the newest event that must be durable before output
     /// produced after it is sent (`EventBody.isDurableBeforeReply`).
     private(set) var revealGate: UInt64 = 0
-    /// Called for every event after it is recorded and folded.
-    var observe: (UInt64, Event) -> Void = { _, _ in }
+    /// Called with the seq of every event after it is recorded and folded.
+    var observe: (UInt64) -> Void = { _ in }
 
     init(state: AuthState, recorder: EventRecorder) {
         self.state = state
@@ -52,7 +52,9 @@ final class Authenticator {
         case .success(let check):
             let seq: UInt64
             do { seq = try recorder.record(check, time: now) } catch { return .failure(.unavailable("\(error)")) }
-            fold(Event(time: now, check.event), seq: seq)
+            // Folded from the check's fields (the same fold as the event's).
+            state.apply(check, time: now)
+            observe(seq)
             return .success(check)
         }
     }
@@ -85,7 +87,7 @@ final class Authenticator {
     private func fold(_ event: Event, seq: UInt64) {
         state.apply(event)
         if event.body.isDurableBeforeReply { revealGate = seq }
-        observe(seq, event)
+        observe(seq)
     }
 
     /// The seq that output produced now must wait for (0 = none). If the log

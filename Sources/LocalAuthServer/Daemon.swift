@@ -180,7 +180,7 @@ public enum Daemon {
         if let problem = recorder.failure { throw StoreError("the event log cannot record events: \(problem)") }
         let snapshotEvery = UInt64(configuration.log.snapshotEvery)
         let snapshots = SnapshotWriter(log: log)
-        authenticator.observe = { [unowned authenticator] seq, _ in
+        authenticator.observe = { [unowned authenticator] seq in
             if seq % snapshotEvery == 0 { snapshots.write(StateCodec.encode(authenticator.state), seq: seq) }
         }
         return (authenticator, log, loaded, snapshots)

@@ -279,6 +279,11 @@ final class ContextRuleTests: XCTestCase {
             // The daemon's path and decide's give the same one event.
             XCTAssertEqual(try decide(.canEvaluate(ctx: context, policy: policy), s.state, now: s.now).get().map(\.body),
                            [check.event])
+            // And the daemon's fold of the check is the event's.
+            var viaEvent = s.state, viaCheck = s.state
+            viaEvent.apply(Event(time: s.now + 7, check.event))
+            viaCheck.apply(check, time: s.now + 7)
+            XCTAssertEqual(viaCheck, viaEvent, "\(policy) on \(context)")
         }
         XCTAssertEqual(s.state.canEvaluate(ctx(9), policy: .owner, now: s.now).map(\.event),
                        .failure(Rejection(.unknownContext, "No such context.")))
