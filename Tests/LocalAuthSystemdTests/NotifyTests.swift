@@ -36,6 +36,20 @@ final class NotifiedDaemon {
 }
 
 final class NotifyTests: XCTestCase {
+    /// Biometry locked out after two failures; three readings per evaluation.
+    private static let lockingAtTwo = "[Biometry]\nType=touchID\nLockoutThreshold=2\nAttemptsPerEvaluation=3\n"
+
+    /// Once READY: uid 0 with passcode 4321 and one template, a connection,
+    /// and a new context on it.
+    private func readyOwner(_ daemon: NotifiedDaemon) throws -> (LineClient, String) {
+        daemon.notify.waitFor("READY=1") { $0 == "READY=1" }
+        let client = try daemon.connect()
+        XCTAssertTrue(try client.request("s1 set-passcode secret=4321").hasPrefix("s1 OK"))
+        XCTAssertTrue(try client.request("e1 enroll uid=0").hasPrefix("e1 OK"))
+        let created = try client.request("c1 new")
+        return (client, try XCTUnwrap(created.split(separator: "=").last.map(String.init)))
+    }
+
     func testReadyStatusWatchdogReloadStoppingInOrder() throws {
         let daemon = try NotifiedDaemon()
         let notify = daemon.notify
@@ -86,20 +100,9 @@ final class NotifyTests: XCTestCase {
     /// Lockout engaged and lifted: STATUS counts the locked-out user, and the
     /// entries (stderr form here) carry the MESSAGE fields.
     func testLockoutStatusAndLogFields() throws {
-        let daemon = try NotifiedDaemon(configuration: """
-            [Biometry]
-            Type=touchID
-            LockoutThreshold=2
-            AttemptsPerEvaluation=3
-
-            """)
+        let daemon = try NotifiedDaemon(configuration: Self.lockingAtTwo)
         let notify = daemon.notify
-        notify.waitFor("READY=1") { $0 == "READY=1" }
-        let client = try daemon.connect()
-        XCTAssertTrue(try client.request("s1 set-passcode secret=4321").hasPrefix("s1 OK"))
-        XCTAssertTrue(try client.request("e1 enroll uid=0").hasPrefix("e1 OK"))
-        let created = try client.request("c1 new")
-        let ctx = try XCTUnwrap(created.split(separator: "=").last.map(String.init))
+        let (client, ctx) = try readyOwner(daemon)
         XCTAssertTrue(try client.request("v1 evaluate ctx=\(ctx) policy=biometrics reason=test").hasPrefix("v1 PROMPT"))
         XCTAssertTrue(try client.request("n1 sensor uid=0 result=nomatch").hasPrefix("n1 OK"))
         XCTAssertTrue(try client.request("n2 sensor uid=0 result=nomatch").hasPrefix("n2 OK"))
@@ -134,22 +137,8 @@ final class NotifyTests: XCTestCase {
     /// biometry was locked out before (found by an audit: the entry was
     /// skipped because the uid already counted as locked out).
     func testAdminLockIsJournalledAfterABiometricLockout() throws {
-        let daemon = try NotifiedDaemon(configuration: """
-            [Biometry]
-            Type=touchID
-            LockoutThreshold=2
-            AttemptsPerEvaluation=3
-            [Passcode]
-            DelayAfterFailures=10
-            MaxPasscodeFailures=2
-
-            """)
-        daemon.notify.waitFor("READY=1") { $0 == "READY=1" }
-        let client = try daemon.connect()
-        XCTAssertTrue(try client.request("s1 set-passcode secret=4321").hasPrefix("s1 OK"))
-        XCTAssertTrue(try client.request("e1 enroll uid=0").hasPrefix("e1 OK"))
-        let created = try client.request("c1 new")
-        let ctx = try XCTUnwrap(created.split(separator: "=").last.map(String.init))
+        let daemon = try NotifiedDaemon(configuration: Self.lockingAtTwo + "[Passcode]\nDelayAfterFailures=10\nMaxPasscodeFailures=2\n")
+        let (client, ctx) = try readyOwner(daemon)
         XCTAssertTrue(try client.request("v1 evaluate ctx=\(ctx) policy=owner reason=test").hasPrefix("v1 PROMPT"))
         XCTAssertTrue(try client.request("n1 sensor uid=0 result=nomatch").hasPrefix("n1 OK"))
         XCTAssertTrue(try client.next(tag: "v1").hasPrefix("v1 PROMPT"))
