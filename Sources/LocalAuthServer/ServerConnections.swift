@@ -102,6 +102,9 @@ extension Server {
     func processLines(_ connection: Connection) {
         // Each line is copied out of the splitter (a copy of ~70 bytes costs
         // less than the retain and releases of a slice of its storage).
+        // The authenticator is taken once for the batch: read from its `var`
+        // for each request, it was retained and released around every call.
+        let authenticator = self.authenticator
         while !connection.closing, let event = connection.splitter.next(copyingInto: lineBuffer) {
             switch event {
             case .lineTooLong:
@@ -110,7 +113,7 @@ extension Server {
             case .line(let line):
                 counters.requests += 1
                 connection.partialLineSince = nil
-                handle(line, on: connection)
+                handle(line, on: connection, authenticator)
             }
         }
     }
@@ -118,8 +121,8 @@ extension Server {
     /// One request line: the usual can-evaluate is answered from its
     /// bytes; every other line is checked by the scanner and gets a
     /// `Request` of Strings.
-    func handle(_ line: UnsafeBufferPointer<UInt8>, on connection: Connection) {
-        if let usual = CanEvaluateLine(line), canEvaluateInPlace(usual, connection) { return }
+    func handle(_ line: UnsafeBufferPointer<UInt8>, on connection: Connection, _ authenticator: Authenticator) {
+        if let usual = CanEvaluateLine(line), canEvaluateInPlace(usual, connection, authenticator) { return }
         // The scanner is moved into a local for the line (and back): calls on
         // the stored property would copy it, retaining its span buffer.
         var scanner = RequestScanner()

@@ -69,7 +69,7 @@ extension Server {
     func canEvaluate(_ request: Request, _ connection: Connection) {
         guard let ctx = ownedContext(request, connection), let policy = policy(request, connection) else { return }
         var tag = request.tag
-        tag.withUTF8 { answerCanEvaluate(ctx, policy: policy, tag: $0, connection) }
+        tag.withUTF8 { answerCanEvaluate(ctx, policy: policy, tag: $0, connection, authenticator) }
     }
 
     /// can-evaluate straight from the line's bytes, when it is the usual
@@ -77,17 +77,20 @@ extension Server {
     /// known policy, and the log records. Anything else returns false and
     /// goes through the scanner, `dispatch` and `canEvaluate(_:_:)`, which
     /// give every error its usual answer; nothing was recorded yet.
-    func canEvaluateInPlace(_ line: CanEvaluateLine, _ connection: Connection) -> Bool {
+    func canEvaluateInPlace(_ line: CanEvaluateLine, _ connection: Connection, _ authenticator: Authenticator) -> Bool {
         let ctx = ContextID(high: line.ctxHigh, low: line.ctxLow)
         guard logFailure == nil, connection.contexts.contains(ctx),
               let policy = Policy(wireName: line.policy)
         else { return false }
-        answerCanEvaluate(ctx, policy: policy, tag: line.tag, connection)
+        answerCanEvaluate(ctx, policy: policy, tag: line.tag, connection, authenticator)
         return true
     }
 
     /// Runs the check (S-17..S-20) and answers it.
-    func answerCanEvaluate(_ ctx: ContextID, policy: Policy, tag: UnsafeBufferPointer<UInt8>, _ connection: Connection) {
+    /// `authenticator` is the server's, passed down so that the hot path
+    /// borrows it (see `processLines`).
+    func answerCanEvaluate(_ ctx: ContextID, policy: Policy, tag: UnsafeBufferPointer<UInt8>, _ connection: Connection,
+                           _ authenticator: Authenticator) {
         switch authenticator.canEvaluate(ctx, policy: policy, now: now) {
         case .failure(.rejected(let rejection)):
             reply(connection, String(decoding: tag, as: UTF8.self), rejection)
