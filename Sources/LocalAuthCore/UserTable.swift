@@ -1,6 +1,6 @@
 // The users of an AuthState, by uid. A Dictionary would do, but its getter
-// copies the whole UserState (a struct with two Strings and an array: a
-// memcpy and three retains and releases) and it hashes UInt32 keys with
+// copies the whole UserState (a struct holding a String and an array: a
+// memcpy and a retain and release of each) and it hashes UInt32 keys with
 // SipHash; every can-evaluate reads its user twice. Here the users live in
 // an array, found through an index whose keys mix the uid with the table's
 // seed (as ContextID does), and `withUser` lends a user to a rule in place.
@@ -62,7 +62,7 @@ public struct UserTable: Sendable {
     /// in place, as a pointer that `body` must not keep. Not a value: Swift
     /// 6.3 copies a struct read out of a collection (through a getter, and
     /// through a `_read` accessor when it is passed on), and a copy of a
-    /// UserState is a memcpy and three retains and releases; the rules of
+    /// UserState is a memcpy and atomic retains and releases; the rules of
     /// every can-evaluate read four fields through this.
     @inline(__always)
     public func withUser<Result>(_ uid: UserID, _ body: (UnsafePointer<UserState>) -> Result) -> Result {
