@@ -67,14 +67,23 @@ public struct LineSplitter: Sendable {
 
     /// The next complete line, `.lineTooLong` once, or nil when more input is needed.
     public mutating func next() -> Event? {
-        guard let event = nextRange() else { return nil }
-        guard case .some(let range) = event else { return .lineTooLong }
-        return .line(buffer[range])
+        switch nextRange() {
+        case nil: return nil
+        case .tooLong: return .lineTooLong
+        case .line(let range): return .line(buffer[range])
+        }
     }
 
-    /// The next line's range in `buffer`; `.some(nil)` for a line too long
-    /// (reported once); nil when more input is needed.
-    private mutating func nextRange() -> Range<Int>?? {
+    /// Where the next line is, for both forms of `next`.
+    private enum Found {
+        case line(Range<Int>)
+        /// A line longer than the cap (reported once).
+        case tooLong
+    }
+
+    /// The next line's range in `buffer`, a line too long, or nil when more
+    /// input is needed.
+    private mutating func nextRange() -> Found? {
         guard !hasFailed else { return nil }
         // An LF may sit at most at readIndex + cap - 1.
         let limit = min(buffer.count, readIndex + maximumLineLength)
@@ -84,14 +93,14 @@ public struct LineSplitter: Sendable {
             let line = readIndex..<end
             readIndex = lfIndex + 1
             scanIndex = readIndex
-            return .some(line)
+            return .line(line)
         }
         if buffer.count - readIndex >= maximumLineLength {
             hasFailed = true
             buffer.removeAll(keepingCapacity: true)
             readIndex = 0
             scanIndex = 0
-            return .some(nil)
+            return .tooLong
         }
         scanIndex = limit
         return nil
@@ -111,8 +120,12 @@ public struct LineSplitter: Sendable {
     /// the copy, valid until the caller reuses `buffer`.
     public mutating func next(copyingInto buffer: UnsafeMutableRawBufferPointer) -> CopiedLine? {
         precondition(buffer.count >= maximumLineLength, "a line buffer holds the longest line")
-        guard let event = nextRange() else { return nil }
-        guard case .some(let range) = event else { return .lineTooLong }
+        let range: Range<Int>
+        switch nextRange() {
+        case nil: return nil
+        case .tooLong: return .lineTooLong
+        case .line(let found): range = found
+        }
         let count = range.count
         if count > 0 {
             self.buffer.withUnsafeBytes { source in

@@ -39,8 +39,9 @@ final class Authenticator {
         }
     }
 
-    /// can-evaluate, the hot command: the core's rule gives one event, which
-    /// is committed like `execute`'s, without the event array.
+    /// can-evaluate, the hot command: the core's rule gives one check, which
+    /// is recorded and folded as `commit` would its event, without making
+    /// the event (`recorder.record(_:time:)`, `AuthState.apply(_:time:)`).
     func canEvaluate(_ ctx: ContextID, policy: Policy, now: Int64) -> Result<PolicyCheck, CheckRefusal> {
         if let failure = recorder.failure { return .failure(.unavailable(failure)) }
         let outcome = read { $0.canEvaluate(ctx, policy: policy, now: now) }
@@ -52,7 +53,8 @@ final class Authenticator {
         case .success(let check):
             let seq: UInt64
             do { seq = try recorder.record(check, time: now) } catch { return .failure(.unavailable("\(error)")) }
-            // Folded from the check's fields (the same fold as the event's).
+            // Folded from the check's fields (the same fold as the event's);
+            // policy-checked is never durable-before-reply: no gate moves.
             state.apply(check, time: now)
             observe(seq)
             return .success(check)
@@ -79,15 +81,10 @@ final class Authenticator {
         } catch {
             return "\(error)"
         }
-        fold(event, seq: seq)
-        return nil
-    }
-
-    /// After `event` was recorded as `seq`: folds it and moves the reveal gate.
-    private func fold(_ event: Event, seq: UInt64) {
         state.apply(event)
         if event.body.isDurableBeforeReply { revealGate = seq }
         observe(seq)
+        return nil
     }
 
     /// The seq that output produced now must wait for (0 = none). If the log
