@@ -3,10 +3,12 @@
 //
 // Every kind has a stable name (AUDIT.md's `type`) and a stable number (the
 // log's type code). Kinds are only ever added at the end; a field added to a
-// kind bumps `Event.version` and the codec keeps reading the old layout.
+// kind bumps that kind's `EventKind.layoutVersion`, and the codec keeps
+// reading every older layout of it.
 
 public struct Event: Sendable, Equatable {
-    /// Version of the event layout written by this build.
+    /// The first layout version of every kind (the payload's first byte);
+    /// each kind writes its own `EventKind.layoutVersion`.
     public static let version: UInt8 = 1
 
     /// Wall-clock microseconds at which it happened (S-8).
@@ -305,6 +307,14 @@ public enum EventKind: UInt16, Sendable, CaseIterable {
         case .biometricDisconnected: return "biometric-disconnected"
         case .passcodeSubmitted: return "passcode-submitted"
         case .contextReleased: return "context-released"
+        }
+    }
+
+    /// The payload layout this build writes for the kind (see `Event.version`).
+    /// Bumped per kind when fields are added; the decoder reads every older one.
+    public var layoutVersion: UInt8 {
+        switch self {
+        default: return 1
         }
     }
 

@@ -12,7 +12,7 @@ public enum EventCodec {
     }
 
     public static func encode(_ body: EventBody, into w: inout ByteWriter) {
-        w.u8(Event.version)
+        w.u8(body.kind.layoutVersion)
         switch body {
         case .daemonStarted(let version, let bootID, let pid):
             w.string(version); w.string(bootID); w.int(Int(pid))
@@ -78,8 +78,10 @@ public enum EventCodec {
         guard let kind = EventKind(rawValue: code) else { throw DecodeError("unknown event type code \(code)") }
         var r = ByteReader(payload)
         let version = try r.u8()
-        guard version == Event.version else { throw DecodeError("unsupported event version \(version)") }
-        let body = try decode(kind, &r)
+        guard version >= Event.version, version <= kind.layoutVersion else {
+            throw DecodeError("unsupported event version \(version) of \(kind.name)")
+        }
+        let body = try decode(kind, &r, version: version)
         try r.expectEnd()
         return body
     }
@@ -88,7 +90,9 @@ public enum EventCodec {
         try payload.withUnsafeBytes { try decode(kind: code, payload: $0) }
     }
 
-    private static func decode(_ kind: EventKind, _ r: inout ByteReader) throws -> EventBody {
+    /// `version`: the payload's layout version (1...kind.layoutVersion);
+    /// a kind whose layout grew reads its newer fields only when it is high enough.
+    private static func decode(_ kind: EventKind, _ r: inout ByteReader, version: UInt8) throws -> EventBody {
         switch kind {
         case .daemonStarted:
             return .daemonStarted(version: try r.string(), bootID: try r.string(), pid: try r.i32())
