@@ -22,7 +22,14 @@ import LocalAuthCore
 
 public enum ConfigurationParser {
     public static let mainFile = "/etc/localauthd/localauthd.conf"
+    /// The administrator's drop-ins (the first of `dropInDirectories`).
     public static let dropInDirectory = "/etc/localauthd/localauthd.conf.d"
+    /// Where drop-ins are read from, the one that wins first (systemd's
+    /// order: /etc over /run over /usr/lib). See `ConfigurationFiles`.
+    public static let dropInDirectories = [
+        "/etc/localauthd/localauthd.conf.d", "/run/localauthd/localauthd.conf.d",
+        "/usr/lib/localauthd/localauthd.conf.d",
+    ]
 
     /// The sections and their keys, in the order of PROTOCOL.md.
     public static let knownKeys: [(section: String, keys: [String])] = [
@@ -53,10 +60,39 @@ public enum ConfigurationParser {
         return configuration
     }
 
-    /// Applies one file's text.
+    /// Applies one file's text; the first problem stops it.
     public static func apply(
         _ contents: String, fileName: String, to configuration: inout DaemonConfiguration
     ) throws(ConfigurationError) {
+        var assignments: [Assignment] = []
+        try scan(contents, fileName: fileName, to: &configuration, assignments: &assignments) {
+            problem throws(ConfigurationError) in throw problem
+        }
+    }
+
+    /// Reads every file to the end, collecting every problem instead of
+    /// stopping at the first (`localauthd --test-config`). A bad line is
+    /// skipped; the keys under an unknown section are skipped with it.
+    public static func check(
+        _ files: [(fileName: String, contents: String)], base: DaemonConfiguration = .default
+    ) -> ConfigurationCheck {
+        var result = ConfigurationCheck(configuration: base)
+        for file in files {
+            var problems: [ConfigurationError] = []
+            scan(file.contents, fileName: file.fileName, to: &result.configuration,
+                 assignments: &result.assignments) { problem in problems.append(problem) }
+            result.problems += problems
+        }
+        return result
+    }
+
+    /// The one reading of a file. `report` decides whether a problem stops
+    /// the scan (it throws) or is collected (it returns).
+    static func scan<E: Error>(
+        _ contents: String, fileName: String, to configuration: inout DaemonConfiguration,
+        assignments: inout [Assignment], report: (ConfigurationError) throws(E) -> Void
+    ) throws(E) {
+        // nil: before any section; "" under an unknown section (already reported).
         var section: String? = nil
         var lineNumber = 0
         var bytes = Substring(contents).utf8[...]
@@ -71,29 +107,48 @@ public enum ConfigurationParser {
             let text = String(decoding: line, as: UTF8.self)
 
             if first == UInt8(ascii: "[") {
-                guard line.count > 2, line.last == UInt8(ascii: "]") else { throw fail(.malformedLine(text)) }
+                guard line.count > 2, line.last == UInt8(ascii: "]") else {
+                    try report(fail(.malformedLine(text)))
+                    continue
+                }
                 let name = String(text.dropFirst().dropLast())
                 guard knownKeys.contains(where: { $0.section == name }) else {
-                    throw fail(.unknownSection(name, known: knownKeys.map(\.section)))
+                    section = ""
+                    try report(fail(.unknownSection(name, known: knownKeys.map(\.section))))
+                    continue
                 }
                 section = name
                 continue
             }
-            guard let equals = line.firstIndex(of: UInt8(ascii: "=")) else { throw fail(.malformedLine(text)) }
+            guard let equals = line.firstIndex(of: UInt8(ascii: "=")) else {
+                try report(fail(.malformedLine(text)))
+                continue
+            }
             let key = String(decoding: trimmed(line[..<equals]), as: UTF8.self)
             let value = String(decoding: trimmed(line[line.index(after: equals)...]), as: UTF8.self)
-            guard !key.isEmpty else { throw fail(.malformedLine(text)) }
-            guard let section else { throw fail(.keyOutsideSection(key: key)) }
+            guard !key.isEmpty else {
+                try report(fail(.malformedLine(text)))
+                continue
+            }
+            guard let section else {
+                try report(fail(.keyOutsideSection(key: key)))
+                continue
+            }
+            if section.isEmpty { continue }
             let isKnown: Bool
             do throws(ValueError) {
                 isKnown = try assign(section: section, key: key, value: value, to: &configuration)
             } catch {
-                throw fail(.badValue(section: section, key: key, value: value, expected: error.expected))
+                try report(fail(.badValue(section: section, key: key, value: value, expected: error.expected)))
+                continue
             }
             guard isKnown else {
                 let known = knownKeys.first { $0.section == section }?.keys ?? []
-                throw fail(.unknownKey(section: section, key: key, known: known))
+                try report(fail(.unknownKey(section: section, key: key, known: known)))
+                continue
             }
+            assignments.removeAll { $0.section == section && $0.key == key }
+            assignments.append(Assignment(section: section, key: key, value: value, fileName: fileName, line: lineNumber))
         }
     }
 

@@ -26,6 +26,7 @@ public enum Daemon {
             print("localauthd \(version)")
             return 0
         }
+        if options.testConfig { return testConfiguration(options) }
         do {
             try run(options)
             return 0
@@ -40,24 +41,51 @@ public enum Daemon {
         _ = try? FileDescriptor.standardError.writeAll(Array("localauthd: \(message)\n".utf8))
     }
 
-    /// Reads the configuration files and applies the flags.
-    static func loadConfiguration(_ options: DaemonOptions) throws -> DaemonConfiguration {
-        var files: [(fileName: String, contents: String)] = []
-        func add(_ path: String) throws {
-            guard File.exists(path) else { return }
-            files.append((path, String(decoding: try File.read(path, maxSize: 1 << 20), as: UTF8.self)))
-        }
+    /// The files the daemon reads, in order, with their contents: `--config`
+    /// alone, else the main file and the drop-ins (ConfigurationFiles). A
+    /// missing file is fine; one that exists and cannot be read is an error.
+    static func configurationFiles(_ options: DaemonOptions) throws -> [(fileName: String, contents: String)] {
+        let paths: [String]
         if let path = options.configFile {
             guard File.exists(path) else { throw OptionError("configuration file \(path) does not exist") }
-            try add(path)
+            paths = [path]
         } else {
-            try add(ConfigurationParser.mainFile)
-            let names = (try? Directory.entries(ConfigurationParser.dropInDirectory)) ?? []
-            for name in ConfigurationParser.dropInOrder(names) { try add(ConfigurationParser.dropInDirectory + "/" + name) }
+            paths = ConfigurationFiles.paths { directory in
+                File.exists(directory) ? ((try? Directory.entries(directory)) ?? []) : nil
+            }
         }
-        var configuration = try ConfigurationParser.parse(files)
+        var files: [(fileName: String, contents: String)] = []
+        for path in paths where File.exists(path) {
+            files.append((path, String(decoding: try File.read(path, maxSize: 1 << 20), as: UTF8.self)))
+        }
+        return files
+    }
+
+    /// Reads the configuration files and applies the flags.
+    static func loadConfiguration(_ options: DaemonOptions) throws -> DaemonConfiguration {
+        var configuration = try ConfigurationParser.parse(try configurationFiles(options))
         try options.apply(to: &configuration)
         return configuration
+    }
+
+    /// `--test-config` (like `sshd -t`): the effective configuration on
+    /// stdout, every problem with its file and line on stderr; 1 when there
+    /// is any (the daemon would refuse to start), else 0. Starts nothing.
+    static func testConfiguration(_ options: DaemonOptions) -> Int32 {
+        let files: [(fileName: String, contents: String)]
+        do { files = try configurationFiles(options) } catch {
+            fail("\(error)")
+            return 1
+        }
+        var check = ConfigurationParser.check(files)
+        var problems = check.problems.map(\.description)
+        do { try options.apply(to: &check.configuration) } catch { problems.append("\(error)") }
+        print("# localauthd \(version): the effective configuration (files: "
+              + (files.isEmpty ? "none, the defaults" : files.map(\.fileName).joined(separator: " ")) + ")")
+        print(check.text(overrides: options.overriddenKeys), terminator: "")
+        for problem in problems { fail(problem) }
+        if !problems.isEmpty { fail("configuration has \(problems.count) error(s): the daemon would not start") }
+        return problems.isEmpty ? 0 : 1
     }
 
     static func run(_ options: DaemonOptions) throws {

@@ -9,22 +9,27 @@ public struct DaemonOptions: Sendable, Equatable {
     public var biometry: BiometryType?
     public var showHelp = false
     public var showVersion = false
+    public var testConfig = false
 
     public static let usage = """
-        Usage: localauthd [--config FILE] [--socket PATH] [--state-dir DIR] [--biometry TYPE] [--version] [--help]
+        Usage: localauthd [--config FILE] [--socket PATH] [--state-dir DIR] [--biometry TYPE] [--test-config] [--version] [--help]
 
         The localauthd daemon answers "is this the device owner?" for local programs, with
         Apple LocalAuthentication's rules, error codes and lockouts, over a Unix socket.
 
-          --config FILE     read only FILE (default: /etc/localauthd/localauthd.conf, then
-                            /etc/localauthd/localauthd.conf.d/*.conf in lexical order)
+          --config FILE     read only FILE (default: /etc/localauthd/localauthd.conf, then the
+                            *.conf drop-ins of /etc, /run and /usr/lib/localauthd/localauthd.conf.d/
+                            sorted by name; a name in /etc hides it in /run, /run in /usr/lib)
           --socket PATH     listen on PATH, an absolute path (overrides Socket=; a socket passed by systemd wins)
           --state-dir DIR   keep the event log, snapshots and passcodes in DIR, an absolute path (StateDirectory=)
           --biometry TYPE   none, touchID, faceID or opticID ([Biometry] Type=)
+          --test-config     check the configuration: print the effective one, report every
+                            error with its file and line, exit 1 if there is any (like sshd -t)
           --version         print the version and exit
           --help            print this help and exit
 
         Signals: SIGTERM/SIGINT stop cleanly; SIGHUP reloads the configuration files.
+        See localauthd(8) and localauthd.conf(5).
         """
 
     public init() {}
@@ -64,11 +69,21 @@ public struct DaemonOptions: Sendable, Equatable {
                 options.biometry = type
             case "--help", "-h": options.showHelp = true
             case "--version": options.showVersion = true
+            case "--test-config", "-t": options.testConfig = true
             default: throw OptionError("unknown option \"\(arguments[index])\"")
             }
             index += 1
         }
         return options
+    }
+
+    /// `Section.Key` -> the flag that sets it, for `--test-config`.
+    public var overriddenKeys: [String: String] {
+        var keys: [String: String] = [:]
+        if socket != nil { keys["Daemon.Socket"] = "--socket" }
+        if stateDirectory != nil { keys["Daemon.StateDirectory"] = "--state-dir" }
+        if biometry != nil { keys["Biometry.Type"] = "--biometry" }
+        return keys
     }
 
     /// The flags applied on top of the configuration files.

@@ -192,15 +192,10 @@ enum InstalledConfiguration {
     static func load() throws(CommandFailure) -> DaemonConfiguration {
         var files: [(fileName: String, contents: String)] = []
         do throws(SystemError) {
-            if File.exists(ConfigurationParser.mainFile) {
-                files.append((ConfigurationParser.mainFile, try readText(ConfigurationParser.mainFile)))
+            let paths = ConfigurationFiles.paths { directory in
+                File.exists(directory) ? ((try? Directory.entries(directory)) ?? []) : nil
             }
-            if File.exists(ConfigurationParser.dropInDirectory) {
-                for name in ConfigurationParser.dropInOrder(try Directory.entries(ConfigurationParser.dropInDirectory)) {
-                    let path = ConfigurationParser.dropInDirectory + "/" + name
-                    files.append((path, try readText(path)))
-                }
-            }
+            for path in paths where File.exists(path) { files.append((path, try readText(path))) }
         } catch {
             throw CommandFailure("Failed to read the configuration: \(error) (pass -D DIR to skip it)")
         }

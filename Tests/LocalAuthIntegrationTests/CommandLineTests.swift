@@ -52,4 +52,23 @@ final class CommandLineTests: IntegrationTestCase {
         XCTAssertNotEqual(code, 0)
         XCTAssertTrue(err.contains(daemon.configPath), err)
     }
+
+    func testTestConfigPrintsTheEffectiveConfigurationAndExitsZeroWhenValid() throws {
+        let daemon = try DaemonProcess(configuration: "[Biometry]\nLockoutThreshold=3\n", start: false)
+        let (code, out, err) = try runToCompletion(daemon.binary, ["--test-config", "--config", daemon.configPath,
+                                                                   "--socket", "/tmp/elsewhere.sock"])
+        XCTAssertEqual(code, 0, err)
+        XCTAssertTrue(out.contains("LockoutThreshold=3  # \(daemon.configPath):2"), out)
+        XCTAssertTrue(out.contains("Socket=/tmp/elsewhere.sock  # --socket"), out)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: "/tmp/elsewhere.sock"), "--test-config starts nothing")
+    }
+
+    func testTestConfigReportsEveryErrorWithFileAndLineAndExitsOne() throws {
+        let daemon = try DaemonProcess(configuration: "[Daemon]\nBogusKey=1\n[Log]\nSegmentSize=tiny\n", start: false)
+        let (code, out, err) = try runToCompletion(daemon.binary, ["--test-config", "--config", daemon.configPath])
+        XCTAssertEqual(code, 1, out)
+        XCTAssertTrue(err.contains(daemon.configPath + ":2: unknown key 'BogusKey'"), err)
+        XCTAssertTrue(err.contains(daemon.configPath + ":4: bad value 'tiny'"), err)
+        XCTAssertTrue(out.contains("[Daemon]"), "the effective configuration is printed all the same: \(out)")
+    }
 }
