@@ -8,7 +8,7 @@ import LocalAuthLog
 import LocalAuthSystem
 
 public enum Daemon {
-    public static let version = "0.1.0"
+    public static let version = LocalAuthVersion.string
 
     public static func main(_ arguments: [String]) -> Int32 {
         let options: DaemonOptions

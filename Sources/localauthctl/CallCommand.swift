@@ -33,7 +33,7 @@ struct CallCommand: Command {
         let client = try DaemonClient.connect(socket)
         let final = try client.call(verb, arguments) { Console.out(Self.line($0)) }
         Console.out(Self.line(final))
-        return final.status == .ok ? 0 : 1
+        return DaemonClient.exitStatus(final)
     }
 
     static func line(_ response: Response) -> String {

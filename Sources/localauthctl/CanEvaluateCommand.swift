@@ -48,15 +48,16 @@ struct CanEvaluateCommand: Command {
             return digits.count == 1 ? "0" + digits : digits
         }.joined() }
         if laError?.reason == "daemon-unreachable" {
-            throw CommandFailure(laError?.localizedDescription ?? "localauthd is not reachable at \(socket)")
+            throw CommandFailure(laError?.localizedDescription ?? "localauthd is not reachable at \(socket)",
+                                 status: ExitStatus.unreachable)
         }
         if let refusal = DaemonRefusal(laError) {
-            guard format == "json" else { throw CommandFailure(refusal.text) }
-            Console.out(refusal.json([("policy", .number(policy.rawValue))]).text)
-            return 1
+            guard format == "json" else { throw CommandFailure(refusal.text, status: ExitStatus.refused) }
+            Console.out(refusal.json([("policy", .string(policyName))]).text)
+            return ExitStatus.refused
         }
         if format == "json" {
-            var fields: [(String, JSONValue)] = [("policy", .number(policy.rawValue)),
+            var fields: [(String, JSONValue)] = [("policy", .string(policyName)),
                                                  ("biometry", .string(Self.name(context.biometryType)))]
             if can {
                 fields.append(("result", .string("ok")))
@@ -68,7 +69,7 @@ struct CanEvaluateCommand: Command {
             }
             Console.out(JSONValue.object(fields).text)
         } else if can {
-            Console.out("Yes: policy \(policy.rawValue) can be evaluated (biometry \(Self.name(context.biometryType))"
+            Console.out("Yes: \(policyName) can be evaluated (biometry \(Self.name(context.biometryType))"
                 + (domainState.map { ", domain state \($0)" } ?? "") + ").")
         } else {
             let name = laError?.code.name ?? "error"
@@ -77,6 +78,9 @@ struct CanEvaluateCommand: Command {
         }
         return can ? 0 : 1
     }
+
+    /// The policy's wire name (`biometrics`), as everywhere in the output.
+    var policyName: String { Policy(rawValue: policy.rawValue).map(\.wireName) ?? String(policy.rawValue) }
 
     static func name(_ type: LABiometryType) -> String {
         switch type {

@@ -3,6 +3,7 @@
 // maps errors to exit statuses (0 done, 1 failed, 2 bad usage).
 
 import Glibc
+import LocalAuthCore
 import LocalAuthSystem
 
 protocol Command {
@@ -86,8 +87,12 @@ enum Tool {
             configured StateDirectory):
             \(list(false))
 
-            Run 'localauthctl COMMAND --help' for a command's options.
-            Exit status: 0 done, 1 failed (or the daemon refused), 2 bad usage.
+            Run 'localauthctl COMMAND --help' for a command's options,
+            'localauthctl --version' for the version. See localauthctl(1).
+
+            Exit status: 0 done; 1 the daemon answered no (an LAError), or a check
+            failed; 2 bad usage; 3 the daemon refused the request (a protocol error
+            such as permission-denied); 4 the daemon is unreachable.
 
             """
     }
@@ -97,6 +102,10 @@ enum Tool {
         guard let verb = argv.first else {
             Console.error("localauthctl: missing command\nTry 'localauthctl --help'.")
             return 2
+        }
+        if verb == "--version" {
+            Console.out("localauthctl \(LocalAuthVersion.string)")
+            return 0
         }
         if verb == "--help" || verb == "-h" || verb == "help" {
             if verb == "help", let name = argv.dropFirst().first, let command = commands.first(where: { $0.name == name }) {

@@ -26,7 +26,8 @@ final class DaemonClient {
         } catch {
             var hint = ""
             if error.errno == ENOENT || error.errno == ECONNREFUSED { hint = " (is localauthd running? see --socket)" }
-            throw CommandFailure("Failed to connect to localauthd at \(path): \(error.message)\(hint)")
+            throw CommandFailure("Failed to connect to localauthd at \(path): \(error.message)\(hint)",
+                                 status: ExitStatus.unreachable)
         }
     }
 
@@ -91,18 +92,27 @@ final class DaemonClient {
         while let response = try receive() {
             if response.tag == tag && response.isFinal { return response }
             if response.status == .bye {
-                throw CommandFailure("localauthd closed the connection (\(response.arguments.value(for: "reason") ?? "no reason"))")
+                throw CommandFailure("localauthd closed the connection (\(response.arguments.value(for: "reason") ?? "no reason"))",
+                                     status: ExitStatus.unreachable)
             }
             other(response)
         }
-        throw CommandFailure("localauthd closed the connection before answering '\(verb)'")
+        throw CommandFailure("localauthd closed the connection before answering '\(verb)'", status: ExitStatus.unreachable)
     }
 
     /// Like `call`, but an ERR becomes a CommandFailure in the house format.
     func expectOK(_ verb: String, _ arguments: [(String, String)] = []) throws(CommandFailure) -> Response {
         let response = try call(verb, arguments)
-        if response.status == .err { throw CommandFailure(DaemonClient.describe(error: response)) }
+        if response.status == .err {
+            throw CommandFailure(DaemonClient.describe(error: response), status: DaemonClient.exitStatus(response))
+        }
         return response
+    }
+
+    /// For a final reply: done, no (an LAError) or refused (a protocol error).
+    static func exitStatus(_ response: Response) -> Int32 {
+        guard response.status == .err else { return ExitStatus.done }
+        return response.errorDomain == "la" ? ExitStatus.no : ExitStatus.refused
     }
 
     /// `MESSAGE (NAME)` for a protocol error; for an LAError also the code

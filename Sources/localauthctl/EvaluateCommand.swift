@@ -26,20 +26,25 @@ struct EvaluateCommand: Command {
         administrator feeds the simulated sensor from another shell:
             localauthctl sensor --uid N match
         Press Enter to choose the fallback when one is offered; Ctrl-C cancels.
-        Without a terminal, a passcode prompt ends the evaluation (notInteractive).
-        Exit status 0 when authenticated, 1 with the LAError when not, or when
-        localauthd refuses the request (a protocol error, e.g. bad-argument for wrist).
+        Without a terminal, a passcode prompt ends the evaluation at once
+        (notInteractive) unless --secret-stdin is given: then each passcode prompt
+        reads one line from standard input (an empty line or the end of input
+        cancels). Exit status 0 when authenticated, 1 with the LAError when not, 3
+        when localauthd refuses the request (a protocol error, e.g. bad-argument
+        for wrist), 4 when it cannot be reached.
         """
     static let isLive = true
     static let options = [
         OptionSpec("--policy", value: "P", help: "the LAPolicy (default: owner)"),
         OptionSpec("--reason", value: "TEXT", help: "the reason shown in the prompt"),
+        OptionSpec("--secret-stdin", help: "answer passcode prompts with lines from standard input"),
         SocketOption.spec,
     ]
 
     var policy: LAPolicy
     var reason: String
     var socket: String
+    var secretStdin: Bool
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         try arguments.requireNoPositionals()
@@ -52,11 +57,12 @@ struct EvaluateCommand: Command {
         reason = arguments.value("--reason") ?? "localauthctl wants to confirm it is you"
         guard !reason.isEmpty else { throw UsageError("--reason must not be empty") }
         socket = SocketOption.path(arguments)
+        secretStdin = arguments.flag("--secret-stdin")
     }
 
     func run() throws(CommandFailure) -> Int32 {
         let context = LAContext(socketPath: socket)
-        let handler = ShellPromptHandler()
+        let handler = ShellPromptHandler(secretsFromStandardInput: secretStdin)
         context.promptHandler = handler
         let interrupts = handler.cancelOnInterrupt()
         defer { interrupts.cancel() }
@@ -71,7 +77,14 @@ struct EvaluateCommand: Command {
             return 0
         }
         Console.error("localauthctl: \(Self.describe(error))")
-        return 1
+        return Self.exitStatus(error)
+    }
+
+    /// Refused (a protocol error), unreachable, or no (any other LAError).
+    static func exitStatus(_ error: (any Error)?) -> Int32 {
+        guard let laError = error as? LAError else { return ExitStatus.no }
+        if DaemonRefusal(laError) != nil { return ExitStatus.refused }
+        return laError.reason == "daemon-unreachable" ? ExitStatus.unreachable : ExitStatus.no
     }
 
     /// "MESSAGE (name, code N); try again in N s; reason: R", as for daemon errors;
@@ -110,13 +123,16 @@ final class ShellPromptHandler: LAPromptHandler, @unchecked Sendable {
     private let lock = NSLock()
     private var session: (any LAPromptSession)?
     private var announced = false
+    /// `--secret-stdin`: passcodes are lines of standard input, not typed.
+    private let secretsFromStandardInput: Bool
 
-    init() {
+    init(secretsFromStandardInput: Bool = false) {
+        self.secretsFromStandardInput = secretsFromStandardInput
         let candidate = LATerminalPromptHandler()
-        terminal = candidate.canCollectPasscode ? candidate : nil
+        terminal = secretsFromStandardInput || !candidate.canCollectPasscode ? nil : candidate
     }
 
-    var canCollectPasscode: Bool { foregroundTerminal != nil }
+    var canCollectPasscode: Bool { secretsFromStandardInput || foregroundTerminal != nil }
 
     /// The terminal, only while we are its foreground job: a background job
     /// (`localauthctl evaluate &`) that read it would be stopped by SIGTTIN.
@@ -143,6 +159,11 @@ final class ShellPromptHandler: LAPromptHandler, @unchecked Sendable {
 
     func passcode(for prompt: LAPasscodePrompt, session: any LAPromptSession) async -> String? {
         lock.withLock { self.session = session }
+        if secretsFromStandardInput {
+            // Never echoed anywhere; an empty line or EOF presses Cancel.
+            guard let line = readLine(strippingNewline: true), !line.isEmpty else { return nil }
+            return line
+        }
         return await foregroundTerminal?.passcode(for: prompt, session: session)
     }
 

@@ -14,7 +14,11 @@ struct LogCommand: Command {
     static let summary = "Print the event log (filter by user, context, time; short, json or verbose)"
     static let details = """
         T is an RFC 3339 time (2026-11-29T10:42:00Z; no offset means UTC), "now",
-        or relative to now like -1h, -30min, -2d. --since and --until are inclusive.
+        "today", "yesterday", "tomorrow" (local midnight), or relative to now like
+        -1h, -30min, -2d, "1h ago" or just 1h (that long ago), as journalctl reads
+        them. --since and --until are inclusive. -n N prints only the newest N
+        matching events, -r the newest first; -f with -n prints the newest N, then
+        follows.
         -o json prints one object per line: seq, time, type and the event's fields.
         Exit status 1 when the log holds a corrupt record (after printing the
         records before it); run 'localauthctl verify'.
@@ -27,7 +31,9 @@ struct LogCommand: Command {
         OptionSpec("--since", value: "T", help: "only events at or after T"),
         OptionSpec("--until", value: "T", help: "only events at or before T"),
         OptionSpec("-o", "--output", value: "short|json|verbose", help: "the output format (default: short)"),
-        OptionSpec("--follow", help: "keep printing new events until interrupted"),
+        OptionSpec("-n", "--lines", value: "N", help: "only the newest N matching events"),
+        OptionSpec("-r", "--reverse", help: "the newest events first"),
+        OptionSpec("-f", "--follow", help: "keep printing new events until interrupted"),
         OptionSpec("--no-pager", help: "do not pipe the output into a pager"),
     ]
 
@@ -36,6 +42,8 @@ struct LogCommand: Command {
     var format: EventFormat
     var follow: Bool
     var pager: Bool
+    var lines: Int?
+    var reverse: Bool
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         try arguments.requireNoPositionals()
@@ -52,6 +60,9 @@ struct LogCommand: Command {
         filter.until = try arguments.time("--until", now: now)
         format = EventFormat(rawValue: try arguments.choice("--output", ["short", "json", "verbose"]))!
         follow = arguments.flag("--follow")
+        reverse = arguments.flag("--reverse")
+        if let count = try arguments.unsigned("--lines") { lines = Int(clamping: count) }
+        if follow && reverse { throw UsageError("--reverse and --follow cannot be combined") }
         pager = !arguments.flag("--no-pager") && !follow
         explicitDirectory = arguments.value(StateDirectoryOption.spec.key)
     }
@@ -62,6 +73,9 @@ struct LogCommand: Command {
         let pipe = pager ? Pager.start() : nil
         defer { pipe?.finish() }
         var printer = EventPrinter(format: format, filter: filter)
+        // -n and -r need the whole (filtered) read before the first line.
+        if lines != nil || reverse { printer.held = [] }
+        printer.keep = lines
         let outcome: ScanOutcome
         if filter.uid != nil || filter.context != nil, let indexed = try? indexedRecords(directory) {
             for record in indexed.records { printer.print(seq: record.seq, time: record.time, keys: record.keys, payload: record.payload, at: record.position) }
@@ -69,6 +83,7 @@ struct LogCommand: Command {
         } else {
             outcome = try scan(logDirectory, from: 1, printer: &printer)
         }
+        printer.release(reverse: reverse)
         Console.flush()
         guard follow, outcome.status == 0 else { return max(outcome.status, printer.status) }
         return try followLog(logDirectory, from: outcome, printer: &printer)
@@ -178,6 +193,24 @@ struct EventPrinter {
     let filter: EventFilter
     /// 1 once a record failed to decode (printed anyway, with the error).
     var status: Int32 = 0
+    /// Non-nil: events are kept here (the newest `keep`, when set) until `release`.
+    var held: [String]? = nil
+    var keep: Int? = nil
+
+    /// Prints what was held (newest first with `reverse`) and stops holding.
+    mutating func release(reverse: Bool) {
+        guard var events = held else { return }
+        held = nil
+        if let keep, events.count > keep { events.removeFirst(events.count - keep) }
+        for event in reverse ? events.reversed() : events { Console.out(event) }
+    }
+
+    private mutating func output(_ text: String) {
+        guard held != nil else { return Console.out(text) }
+        held!.append(text)
+        // Trimmed in batches, so a long log costs O(n), not O(n * keep).
+        if let keep, held!.count >= 2 * max(keep, 512) { held!.removeFirst(held!.count - keep) }
+    }
 
     mutating func print(seq: UInt64, time: Int64, keys: RecordKeys, payload: UnsafeRawBufferPointer, at position: LogPosition) {
         guard filter.matches(time: time, keys: keys) else { return }
@@ -199,19 +232,28 @@ struct EventPrinter {
         payload.withUnsafeBytes { print(seq: seq, time: time, keys: keys, payload: $0, at: position) }
     }
 
-    private func emit(seq: UInt64, time: Int64, type: String, fields: [(String, JSONValue)], position: LogPosition) {
+    private mutating func emit(seq: UInt64, time: Int64, type: String, fields: [(String, JSONValue)], position: LogPosition) {
         switch format {
         case .json:
             let object = JSONValue.object([("seq", .number(seq)), ("time", .string(TimeText.format(time))), ("type", .string(type))] + fields)
-            Console.out(object.text)
+            output(object.text)
         case .short:
-            let rest = fields.map { "\($0.0)=\(Self.shortValue($0.1))" }.joined(separator: " ")
-            Console.out("\(TimeText.format(time)) \(seq) \(type)" + (rest.isEmpty ? "" : " " + rest))
+            let rest = fields.map { "\($0.0)=\(Self.humanValue($0.0, $0.1))" }.joined(separator: " ")
+            output("\(TimeText.format(time)) \(seq) \(type)" + (rest.isEmpty ? "" : " " + rest))
         case .verbose:
-            Console.out("\(TimeText.format(time)) seq=\(seq) type=\(type)")
-            for (key, value) in fields { Console.out("    \(key)=\(Self.shortValue(value))") }
-            Console.out("    record=\"\(position)\"")
+            var block = "\(TimeText.format(time)) seq=\(seq) type=\(type)"
+            for (key, value) in fields { block += "\n    \(key)=\(Self.humanValue(key, value))" }
+            output(block + "\n    record=\"\(position)\"")
         }
+    }
+
+    /// For people (short, verbose): a policy by its name (`policy=biometrics`;
+    /// JSON keeps AUDIT.md's number), everything else as `shortValue`.
+    static func humanValue(_ key: String, _ value: JSONValue) -> String {
+        if key == "policy", case .int(let number) = value, let policy = Policy(rawValue: Int(number)) {
+            return policy.wireName
+        }
+        return shortValue(value)
     }
 
     /// Values as in the wire protocol: bare when possible, else JSON-quoted.

@@ -8,6 +8,21 @@ import Glibc
 import LocalAuthConfig
 import LocalAuthSystem
 
+/// localauthctl's exit statuses (documented in `--help` and localauthctl(1)),
+/// distinct so that a script can tell "no" from "could not ask".
+enum ExitStatus {
+    static let done: Int32 = 0
+    /// The daemon answered no (an LAError), or a check found a problem
+    /// (verify, a corrupt log), or another failure.
+    static let no: Int32 = 1
+    static let usage: Int32 = 2
+    /// The daemon refused the request (a protocol error: permission-denied,
+    /// bad-argument, busy...).
+    static let refused: Int32 = 3
+    /// The daemon could not be reached (no socket, connection refused or closed).
+    static let unreachable: Int32 = 4
+}
+
 /// A bad command line: printed with a hint to `--help`, exit status 2.
 struct UsageError: Error {
     var message: String
@@ -105,7 +120,7 @@ struct ParsedArguments {
         guard let text = values[key] else { return nil }
         if let uid = UInt32(text) { return uid }
         if let entry = getpwnam(text) { return entry.pointee.pw_uid }
-        throw UsageError("invalid value '\(text)' for \(key): expected a user id or user name")
+        throw UsageError("no such user '\(text)' (\(key) takes a user id or user name)")
     }
 
     func unsigned(_ key: String) throws(UsageError) -> UInt64? {
@@ -129,7 +144,8 @@ struct ParsedArguments {
     func time(_ key: String, now: Int64) throws(UsageError) -> Int64? {
         guard let text = values[key] else { return nil }
         guard let time = TimeText.parse(text, now: now) else {
-            throw UsageError("invalid time '\(text)' for \(key): expected RFC 3339 (2026-11-29T10:42:00Z) or relative (-1h, -30min)")
+            throw UsageError("invalid time '\(text)' for \(key): expected RFC 3339 (2026-11-29T10:42:00Z), "
+                + "today, yesterday, now, or relative (-1h, 1h, '30min ago')")
         }
         return time
     }

@@ -2,7 +2,10 @@
 // (`2026-11-29T10:42:00.000000Z`) out; RFC 3339 (any offset, fraction
 // optional; no offset means UTC), `now`, or a journalctl-style relative time
 // (`-1h`, `-30min`, `-1d12h`) in. Civil-date arithmetic after Howard
-// Hinnant's days_from_civil, so no Foundation and no time zone files.
+// Hinnant's days_from_civil, so no Foundation; only `today`/`yesterday`
+// ask the C library for the local time zone, as journalctl does.
+
+import Glibc
 
 enum TimeText {
     static let second: Int64 = 1_000_000
@@ -26,13 +29,42 @@ enum TimeText {
             + "\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2)).\(pad(fraction, 6))Z"
     }
 
+    /// journalctl's spellings (systemd.time(7)): RFC 3339, `now`, `today`,
+    /// `yesterday`, `tomorrow` (midnight in local time), `-1h`/`+1h`,
+    /// `1h ago`, and a bare span (`1h`: that long ago, as `--since 1h` reads).
     static func parse(_ text: String, now: Int64) -> Int64? {
-        if text == "now" { return now }
+        switch text {
+        case "now": return now
+        case "today": return localMidnight(now, days: 0)
+        case "yesterday": return localMidnight(now, days: -1)
+        case "tomorrow": return localMidnight(now, days: 1)
+        default: break
+        }
         if let first = text.first, first == "-" || first == "+" {
             guard let span = parseSpan(text.dropFirst()) else { return nil }
             return first == "-" ? now - span : now + span
         }
-        return parseRFC3339(text)
+        if text.hasSuffix(" ago") {
+            guard let span = parseSpan(Substring(text.dropLast(4).filter { $0 != " " })) else { return nil }
+            return now - span
+        }
+        if let time = parseRFC3339(text) { return time }
+        return parseSpan(text[...]).map { now - $0 }
+    }
+
+    /// Local midnight `days` from the day of `micros` (the machine's time zone).
+    static func localMidnight(_ micros: Int64, days: Int) -> Int64? {
+        var seconds = time_t(micros / second)
+        var civil = tm()
+        guard localtime_r(&seconds, &civil) != nil else { return nil }
+        civil.tm_hour = 0
+        civil.tm_min = 0
+        civil.tm_sec = 0
+        civil.tm_mday += Int32(days)
+        civil.tm_isdst = -1
+        let midnight = mktime(&civil)
+        guard midnight != -1 else { return nil }
+        return Int64(midnight) * second
     }
 
     /// `1h30min`, `90s`, `2d`: a sum of number+unit parts (a bare number is seconds).

@@ -1,6 +1,7 @@
 // Every live verb of localauthctl as a whole command line against a real
 // daemon, its output compared field by field with what the daemon says over
-// the raw protocol; exit codes 0 (done), 1 (LA failure), 2 (usage).
+// the raw protocol; exit codes 0 (done), 1 (LA failure), 2 (usage), 3
+// (refused), 4 (unreachable).
 import Foundation
 import Glibc
 import LocalAuthTestSupport
@@ -74,7 +75,7 @@ final class LiveVerbTests: CtlTestCase {
         XCTAssertEqual(notEnrolled["result"] as? String, "biometryNotEnrolled")
         XCTAssertEqual(notEnrolled["code"] as? Int, -7)
         XCTAssertEqual(notEnrolled["biometry"] as? String, "touchID")
-        XCTAssertEqual(notEnrolled["policy"] as? Int, 1)
+        XCTAssertEqual(notEnrolled["policy"] as? String, "biometrics", "the policy's name, not its number")
 
         result = try ctl(["enroll", "--uid", "0", "--template", "right-index", "-o", "json"] + socket)
         XCTAssertEqual(result.code, 0, result.err)
@@ -132,9 +133,9 @@ final class LiveVerbTests: CtlTestCase {
     func testEvaluateSensorUnlockedAndReset() throws {
         try admin.ok("set-passcode secret=1234")
         try admin.ok("enroll uid=0")
-        // A sensor reading with no prompt waiting is the daemon refusing: exit 1.
+        // A sensor reading with no prompt waiting is the daemon refusing: exit 3.
         var result = try ctl(["sensor", "--uid", "0", "match"] + socket)
-        XCTAssertEqual(result.code, 1)
+        XCTAssertEqual(result.code, 3)
         XCTAssertTrue(result.err.hasPrefix("localauthctl: "), result.err)
         XCTAssertEqual(result.err.split(separator: "\n").count, 1, "one line: \(result.err)")
 
@@ -215,7 +216,7 @@ final class LiveVerbTests: CtlTestCase {
         XCTAssertEqual(status["passcode-failures"], "0", "the right passcode reset the count (S-4)")
     }
 
-    func testUsageErrorsExitTwoAndUnreachableDaemonExitsOne() throws {
+    func testUsageErrorsExitTwoAndUnreachableDaemonExitsFour() throws {
         for arguments in [["status", "--bogus"], ["passcode"], ["passcode", "frob"], ["sensor", "--uid", "0"],
                           ["enroll"], ["can-evaluate", "--policy", "nonsense"], ["nonsense"], [],
                           ["passcode", "clear", "--uid", "0", "--secret-stdin"], ["status", "-o", "yaml"]] {
@@ -225,7 +226,7 @@ final class LiveVerbTests: CtlTestCase {
         }
         for verb in ["status", "can-evaluate", "enroll --uid 0", "reset --uid 0"] {
             let result = try ctl(verb.split(separator: " ").map(String.init) + ["--socket", "/nonexistent/socket"])
-            XCTAssertEqual(result.code, 1, "\(verb)")
+            XCTAssertEqual(result.code, 4, "\(verb)")
             XCTAssertTrue(result.err.contains("/nonexistent/socket"), result.err)
             XCTAssertEqual(result.err.split(separator: "\n").count, 1, "one line: \(result.err)")
         }

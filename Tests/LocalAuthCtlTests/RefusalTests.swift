@@ -1,7 +1,7 @@
 // What is not an LAError is not shown as one: a protocol error from the
 // daemon (S-18 step 2: policy 5 is `bad-argument`) reached through the
 // LocalAuthentication module is reported as the daemon refusing the request,
-// exit 1 as for every refusal; and impossible calendar dates are usage errors.
+// exit 3 as for every refusal; and impossible calendar dates are usage errors.
 import Foundation
 import Glibc
 import LocalAuthTestSupport
@@ -11,7 +11,7 @@ final class RefusalTests: CtlTestCase {
     func testAProtocolRefusalIsReportedAsSuchNotAsAnLAError() throws {
         try admin.ok("set-passcode secret=1234")
         var result = try ctl(["can-evaluate", "--policy", "wrist"] + socket)
-        XCTAssertEqual(result.code, 1, result.out + result.err)
+        XCTAssertEqual(result.code, 3, result.out + result.err)
         XCTAssertEqual(result.out, "")
         XCTAssertTrue(result.err.hasPrefix("localauthctl: localauthd refused the request: "), result.err)
         XCTAssertTrue(result.err.contains("(bad-argument)"), result.err)
@@ -19,17 +19,17 @@ final class RefusalTests: CtlTestCase {
         XCTAssertEqual(result.err.split(separator: "\n").count, 1, "one line: \(result.err)")
 
         result = try ctl(["can-evaluate", "--policy", "wrist", "-o", "json"] + socket)
-        XCTAssertEqual(result.code, 1, result.out + result.err)
+        XCTAssertEqual(result.code, 3, result.out + result.err)
         let json = jsonObject(result.out)
         XCTAssertEqual(json["error"] as? String, "bad-argument")
         XCTAssertEqual(json["domain"] as? String, "protocol")
-        XCTAssertEqual(json["policy"] as? Int, 5)
+        XCTAssertEqual(json["policy"] as? String, "wrist")
         XCTAssertFalse((json["message"] as? String ?? "").isEmpty, result.out)
         XCTAssertNil(json["result"], "no LAError result: \(result.out)")
         XCTAssertNil(json["code"], "no LAError code: \(result.out)")
 
         result = try ctl(["evaluate", "--policy", "wrist"] + socket)
-        XCTAssertEqual(result.code, 1, result.out + result.err)
+        XCTAssertEqual(result.code, 3, result.out + result.err)
         XCTAssertTrue(result.err.hasPrefix("localauthctl: localauthd refused the request: "), result.err)
         XCTAssertTrue(result.err.contains("(bad-argument)"), result.err)
         XCTAssertFalse(result.err.contains("systemCancel"), result.err)
