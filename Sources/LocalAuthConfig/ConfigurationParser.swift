@@ -36,7 +36,7 @@ public enum ConfigurationParser {
         ("Daemon", ["Socket", "StateDirectory", "AdminGroup", "MaxConnections", "MaxConnectionsPerUser",
                     "MaxContextsPerConnection", "MaxPendingBytes", "IdleLineTimeoutSec"]),
         ("Biometry", ["Type", "Backend", "AttemptsPerEvaluation", "LockoutThreshold", "PromptTimeoutSec",
-                      "PasscodeRequiredAfterSec", "PasscodeRequiredAfterBoot"]),
+                      "PasscodeRequiredAfterSec", "PasscodeRequiredAfterBoot", "FprintdBus"]),
         ("Passcode", ["Backend", "DelayAfterFailures", "BackoffSec", "MaxPasscodeFailures"]),
         ("Log", ["SegmentSize", "SnapshotEvery"]),
     ]
@@ -184,6 +184,7 @@ public enum ConfigurationParser {
         case ("Biometry", "PromptTimeoutSec"): try set(\.biometry.promptTimeout, positiveTimeSpan)
         case ("Biometry", "PasscodeRequiredAfterSec"): try set(\.biometry.passcodeRequiredAfter, V.timeSpan)
         case ("Biometry", "PasscodeRequiredAfterBoot"): try set(\.biometry.passcodeRequiredAfterBoot, V.boolean)
+        case ("Biometry", "FprintdBus"): try set(\.biometry.fprintdBus, dbusAddress)
 
         case ("Passcode", "Backend"): try set(\.passcode.backend) { v throws(ValueError) in try named(v, PasscodeBackend.self) }
         case ("Passcode", "DelayAfterFailures"): try set(\.passcode.delayAfterFailures) { v throws(ValueError) in try V.integer(v, in: 1...1000) }
@@ -225,6 +226,16 @@ public enum ConfigurationParser {
             throw ValueError(expected: "a size of at least \(range.lowerBound) bytes, such as 64K or 1M")
         }
         return size
+    }
+
+    /// A D-Bus address as sd-bus takes it ("unix:path=/run/x/bus"): printable,
+    /// no spaces, a transport before a colon.
+    private static func dbusAddress(_ text: String) throws(ValueError) -> String? {
+        guard text.utf8.count <= 1024, text.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }),
+              let colon = text.firstIndex(of: ":"), colon != text.startIndex else {
+            throw ValueError(expected: "a D-Bus address such as unix:path=/run/localauthd/bus")
+        }
+        return text
     }
 
     private static func biometryType(_ text: String) throws(ValueError) -> BiometryType {

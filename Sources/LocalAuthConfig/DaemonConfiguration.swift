@@ -9,6 +9,8 @@ import LocalAuthCore
 public enum BiometryBackend: String, Sendable, CaseIterable, Hashable {
     /// Readings come from the admin `sensor` verb.
     case simulated
+    /// A fingerprint reader through fprintd over D-Bus (S-43).
+    case fprintd
 }
 
 /// `[Passcode] Backend=`.
@@ -44,6 +46,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
         /// Microseconds; 0 = off.
         public var passcodeRequiredAfter: Int64 = 0
         public var passcodeRequiredAfterBoot = false
+        /// `FprintdBus=`: a D-Bus address for fprintd; nil = the system bus.
+        public var fprintdBus: String? = nil
     }
 
     /// `[Passcode]`

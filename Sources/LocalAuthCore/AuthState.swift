@@ -15,6 +15,11 @@ public struct AuthState: Sendable, Equatable {
     public var prompting: Set<ContextID> = []
     /// Events folded so far (the log's seq of the last one).
     public var eventCount: UInt64 = 0
+    /// Why the sensor cannot read now (S-43: no fprintd, no reader), or nil.
+    /// An input like the clock, not a fact of the log: the daemon sets it
+    /// from its sensor backend, no event folds it, and a replayed state
+    /// (which describes the log, not the hardware) always has nil.
+    public var sensorProblem: String?
 
     public init(rules: Rules = .default) {
         self.rules = rules
@@ -70,6 +75,7 @@ extension AuthState {
     @inline(__always)
     func biometryUnusable(_ user: UnsafePointer<UserState>, now: Int64) -> Failure? {
         if rules.biometryType == .none { return Failure(.biometryNotAvailable) }
+        if let sensorProblem { return Failure(.biometryNotAvailable, message: sensorProblem) }
         if !user.pointee.passcodeSet { return Failure(.passcodeNotSet) }
         if user.pointee.templates.isEmpty { return Failure(.biometryNotEnrolled) }
         if user.pointee.biometryLockedOut || user.pointee.adminLocked { return Failure(.biometryLockout) }

@@ -28,6 +28,10 @@ public enum Command: Sendable, Equatable {
     /// S-31: ends every prompt that has waited PromptTimeoutSec.
     case expirePrompts
     case enroll(uid: UserID, template: String, by: UserID, domainState: String)
+    /// S-43: fprintd lists these fingers for `uid` now (the daemon asked);
+    /// recorded as enrollment-changed (source fprintd) when they differ
+    /// from the user's templates.
+    case fingersListed(uid: UserID, fingers: [String], by: UserID, domainState: String)
     /// template nil = all.
     case unenroll(uid: UserID, template: String?, by: UserID, domainState: String)
     /// The passcode store now holds (set) or no longer holds one for uid.

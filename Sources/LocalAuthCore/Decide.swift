@@ -67,6 +67,8 @@ struct Decision {
             expirePrompts()
         case .enroll(let uid, let template, let by, let domainState):
             try enroll(uid: uid, template: template, by: by, domainState: domainState)
+        case .fingersListed(let uid, let fingers, let by, let domainState):
+            try fingersListed(uid: uid, fingers: fingers, by: by, domainState: domainState)
         case .unenroll(let uid, let template, let by, let domainState):
             try unenroll(uid: uid, template: template, by: by, domainState: domainState)
         case .changePasscode(let uid, let set, let by):

@@ -15,6 +15,13 @@ extension Decision {
         emit(.enrollmentChanged(uid: uid, templates: templates + [template], by: by, domainState: domainState))
     }
 
+    /// S-43: the recorded set follows fprintd's; the same set changes nothing
+    /// (and keeps the domain state, S-10).
+    mutating func fingersListed(uid: UserID, fingers: [String], by: UserID, domainState: String) throws {
+        guard fingers != state.user(uid).templates else { return }
+        emit(.enrollmentChanged(uid: uid, templates: fingers, by: by, domainState: domainState, source: .fprintd))
+    }
+
     mutating func unenroll(uid: UserID, template: String?, by: UserID, domainState: String) throws {
         let templates = state.user(uid).templates
         var remaining: [String] = []

@@ -27,6 +27,9 @@ extension Decision {
             var again = prompt
             again.message = message
             emit(.promptShown(uid: uid, ctx: ctx, eval: eval, prompt: again))
+        case .error(let message):
+            // No verdict: nothing is counted, the prompt ends (S-43).
+            return fail(context, ctx, eval, Failure(.systemCancel, message: message))
         case .disconnect:
             emit(.biometricDisconnected(uid: uid, ctx: ctx, eval: eval))
             if biometricOnly { return fail(context, ctx, eval, Failure(.biometryDisconnected)) }

@@ -110,6 +110,17 @@ public enum SensorReading: Sendable, Equatable {
     case noMatch
     case retry(message: String)
     case disconnect
+    /// The sensor failed without a verdict (fprintd's verify-unknown-error):
+    /// the prompt ends with systemCancel (S-43).
+    case error(message: String)
+}
+
+/// Who changed a user's templates (AUDIT.md v1.1 `enrollment-changed`).
+public enum EnrollmentSource: UInt8, Sendable, Equatable, CaseIterable {
+    /// An administrator's `enroll` / `unenroll` (simulated sensor).
+    case admin = 0
+    /// fprintd's enrolled fingers, as the daemon noticed them (S-43).
+    case fprintd = 1
 }
 
 public enum AuthLimits {
@@ -134,7 +145,9 @@ public enum EventBody: Sendable, Equatable {
     case passcodeRejected(uid: UserID, ctx: ContextID?, eval: EvaluationID?, counted: Bool)
     case evaluationSucceeded(uid: UserID, ctx: ContextID, eval: EvaluationID, method: SuccessMethod)
     case evaluationFailed(uid: UserID, ctx: ContextID, eval: EvaluationID, failure: Failure)
-    case enrollmentChanged(uid: UserID, templates: [String], by: UserID, domainState: String)
+    /// `source` .fprintd (layout 2): the templates are the finger names
+    /// fprintd lists for the user (S-43); `by` is then the daemon's uid.
+    case enrollmentChanged(uid: UserID, templates: [String], by: UserID, domainState: String, source: EnrollmentSource = .admin)
     case passcodeChanged(uid: UserID, set: Bool, by: UserID)
     case deviceUnlocked(uid: UserID, by: UserID)
     case userReset(uid: UserID, by: UserID)
@@ -186,7 +199,7 @@ public enum EventBody: Sendable, Equatable {
              .promptShown(let uid, _, _, _), .biometricMatched(let uid, _, _), .biometricFailed(let uid, _, _),
              .biometricRetry(let uid, _, _, _), .fallbackChosen(let uid, _, _), .passcodeAccepted(let uid, _, _),
              .passcodeRejected(let uid, _, _, _), .evaluationSucceeded(let uid, _, _, _),
-             .evaluationFailed(let uid, _, _, _), .enrollmentChanged(let uid, _, _, _),
+             .evaluationFailed(let uid, _, _, _), .enrollmentChanged(let uid, _, _, _, _),
              .passcodeChanged(let uid, _, _), .deviceUnlocked(let uid, _), .userReset(let uid, _),
              .biometricDisconnected(let uid, _, _), .passcodeSubmitted(let uid, _, _), .contextReleased(let uid, _):
             return uid
@@ -314,6 +327,7 @@ public enum EventKind: UInt16, Sendable, CaseIterable {
     /// Bumped per kind when fields are added; the decoder reads every older one.
     public var layoutVersion: UInt8 {
         switch self {
+        case .enrollmentChanged: return 2
         default: return 1
         }
     }

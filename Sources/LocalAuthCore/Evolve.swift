@@ -133,7 +133,7 @@ extension AuthState {
             endEvaluation(ctx)
         case .evaluationFailed(_, let ctx, _, _):
             endEvaluation(ctx)
-        case .enrollmentChanged(let uid, let templates, _, let domainState):
+        case .enrollmentChanged(let uid, let templates, _, let domainState, _):
             users[uid, default: UserState()].templates = templates
             // Decoded events hold at most DomainState.capacity bytes (the codec
             // refuses more); decide's come from the daemon's 32 hex digits.

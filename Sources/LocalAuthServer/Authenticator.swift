@@ -61,6 +61,9 @@ final class Authenticator {
         }
     }
 
+    /// S-43: the sensor backend's view of the reader (not an event).
+    func setSensorProblem(_ problem: String?) { state.sensorProblem = problem }
+
     /// Reads the live state without copying it. A method called on the
     /// stored property gets a copy (a retain and a release of each of its
     /// collections, to guard against writes during the call); through an

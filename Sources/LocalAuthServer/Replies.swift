@@ -26,7 +26,7 @@ extension Server {
     /// Sends the PROMPT lines and final answers that an event carries.
     func deliver(_ event: Event, seq: UInt64 = 0) {
         switch event.body {
-        case .promptShown(_, let ctx, _, let prompt):
+        case .promptShown(let uid, let ctx, _, let prompt):
             guard let (connection, tag) = evaluationOwner(ctx), let context = authenticator.state.contexts[ctx],
                   let evaluation = context.evaluation else { return }
             writer.bytes.removeAll(keepingCapacity: true)
@@ -44,6 +44,7 @@ extension Server {
             if prompt.kind == .passcode { writer.append(key: "attempts-left", value: prompt.attemptsLeft) }
             if let message = prompt.message { writer.append(key: "message", value: message) }
             writer.endLine()
+            if prompt.kind == .biometric, sensorBackend.holdPrompt(uid: uid, bytes: writer.bytes, connection: connection) { return }
             send(writer.bytes, to: connection)
         case .evaluationSucceeded(_, let ctx, _, let method):
             guard let (connection, tag) = evaluationOwner(ctx) else { return }

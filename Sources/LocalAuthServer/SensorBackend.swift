@@ -2,11 +2,10 @@
 // from the client that asked). The core only sees `Command.sensor`; a backend
 // is told when a user's biometric prompt starts and stops waiting, and hands
 // readings to the loop. The simulated backend takes them from an
-// administrator's `sensor` verb. An fprintd backend would start VerifyStart
-// on `scanRequested`, stop on `scanCancelled`, and post each VerifyStatus
-// (match / no-match / retry / disconnected) to the loop through an eventfd —
-// no change to the core or to the verbs.
+// administrator's `sensor` verb; FprintdSensor (S-43) from fprintd over
+// D-Bus, its bus socket being one more fd of the loop.
 import LocalAuthCore
+import LocalAuthSystem
 
 protocol SensorBackend: AnyObject {
     var name: String { get }
@@ -16,6 +15,29 @@ protocol SensorBackend: AnyObject {
     func scanRequested(uid: UserID)
     /// No biometric prompt of `uid` waits any more.
     func scanCancelled(uid: UserID)
+    /// A biometric PROMPT line for `uid`: true when the backend keeps it
+    /// until the scan starts (S-43: one reader, users in arrival order).
+    func holdPrompt(uid: UserID, bytes: [UInt8], connection: Connection) -> Bool
+    /// A can-evaluate or evaluate of `uid` ran: look at its templates again.
+    func refreshEnrollment(_ uid: UserID)
+    /// Extra `status` fields (PROTOCOL.md v1.1 additions, S-43).
+    var statusFields: [(String, String)] { get }
+    /// Loop hooks: the bus fd was ready, a tick, the end of a turn,
+    /// passwd answers arrived, clean stop.
+    func busReady()
+    func tick()
+    func endOfTurn()
+    func shutdown()
+}
+
+extension SensorBackend {
+    func holdPrompt(uid: UserID, bytes: [UInt8], connection: Connection) -> Bool { false }
+    func refreshEnrollment(_ uid: UserID) {}
+    var statusFields: [(String, String)] { [("backend", name), ("reader", ""), ("reader-present", "true")] }
+    func busReady() {}
+    func tick() {}
+    func endOfTurn() {}
+    func shutdown() {}
 }
 
 /// `[Biometry] Backend=simulated`: an administrator is the sensor.
@@ -29,6 +51,32 @@ final class SimulatedSensor: SensorBackend {
 }
 
 extension Server {
+    /// A reading from a real sensor for `uid`'s waiting prompt: the same
+    /// command as the `sensor` verb's, so a no-match is durable before any
+    /// byte that reveals it (S-40, the reply gate).
+    func fprintdReading(uid: UserID, _ reading: SensorReading) {
+        run(.sensor(uid: uid, reading: reading), connection: nil, tag: nil, now: now)
+    }
+
+    /// fprintd listed `fingers` for `uid` (S-43): recorded when they differ.
+    func fprintdListed(uid: UserID, fingers: [String]) {
+        run(.fingersListed(uid: uid, fingers: fingers, by: daemonUID, domainState: SecureRandom.hex(bytes: 16)),
+            connection: nil, tag: nil, now: now)
+    }
+
+    /// The backend's reader appeared (nil) or went (why): checks answer
+    /// biometryNotAvailable with that message meanwhile.
+    func sensorProblemChanged(_ problem: String?) {
+        authenticator.setSensorProblem(problem)
+        if let problem { DaemonLog.notice("The fingerprint reader is not available: \(problem)") }
+        else { DaemonLog.notice("The fingerprint reader is available.") }
+    }
+
+    /// A check or evaluation of a context: its user's templates are looked at again.
+    func noteEnrollmentInterest(_ ctx: ContextID) {
+        if let uid = authenticator.state.contexts[ctx]?.uid { sensorBackend.refreshEnrollment(uid) }
+    }
+
     /// Tells the sensor backend whether `uid` has a biometric prompt waiting,
     /// after the events of a command were folded.
     func updateScan(_ uid: UserID) {

@@ -11,6 +11,8 @@ import LocalAuthSystem
 final class Server {
     enum Token: UInt64 {
         case listener = 1, signals, ticker, passcodes, durability
+        /// Backend=fprintd: the D-Bus socket, and passwd answers (S-43).
+        case sensorBus, sensorNames
         static let firstConnection: UInt64 = 16
     }
 
@@ -51,7 +53,8 @@ final class Server {
     /// S-7: fingerprint of each user's last wrong passcode, in memory only.
     var lastWrongPasscode: [UserID: [UInt8]] = [:]
     var stopping = false
-    let sensorBackend: SensorBackend = SimulatedSensor()
+    /// Set once in init (FprintdSensor needs the server).
+    private(set) var sensorBackend: SensorBackend = SimulatedSensor()
     /// Users whose biometric prompt the sensor backend is scanning for.
     var scanning: Set<UserID> = []
     var reloadRequested = false
@@ -105,6 +108,13 @@ final class Server {
         try epoll.add(durabilityWake.fileDescriptor, events: .readable, data: Token.durability.rawValue)
         // A coarse tick drives prompt timeouts, half-line timeouts and the watchdog.
         try ticker.arm(afterNanoseconds: 100_000_000, intervalNanoseconds: 100_000_000)
+        if configuration.biometry.backend == .fprintd {
+            let fprintd = try FprintdSensor(address: configuration.biometry.fprintdBus, server: self)
+            sensorBackend = fprintd
+            try epoll.add(fprintd.names.wake.fileDescriptor, events: .readable, data: Token.sensorNames.rawValue)
+            authenticator.setSensorProblem(fprintd.problem)
+            fprintd.connectIfNeeded()
+        }
     }
 
     deinit { lineBuffer.deallocate() }
@@ -126,8 +136,13 @@ final class Server {
         while !stopping {
             let ready = try epoll.wait(timeoutMilliseconds: 1000)
             turnClock = nil
+            // The bus first: a verdict fprintd sent before a cancel that
+            // arrives in the same turn is counted (FprintdVerify.swift).
+            for event in ready where event.data == Token.sensorBus.rawValue { sensorBackend.busReady() }
             for event in ready {
                 switch event.data {
+                case Token.sensorBus.rawValue: break
+                case Token.sensorNames.rawValue: (sensorBackend as? FprintdSensor)?.names.deliver()
                 case Token.listener.rawValue: acceptAll()
                 case Token.signals.rawValue: handleSignals()
                 case Token.ticker.rawValue: tick()
@@ -140,6 +155,7 @@ final class Server {
             if logFailure == nil, let failure = authenticator.recorder.failure { failClosed(failure) }
             releaseDurableOutput()
             flushAll()
+            sensorBackend.endOfTurn()
             if reloadRequested { reloadConfiguration() }
         }
         shutdown()
@@ -168,6 +184,7 @@ final class Server {
         // Events nobody waits for are made durable at least every tick (S-40 allows batches).
         if logFailure == nil { authenticator.recorder.flush(durableThrough: authenticator.recorder.lastSeq) }
         if logFailure != nil { retryLog() }
+        sensorBackend.tick()
         if let deadline = authenticator.state.nextPromptDeadline, deadline <= authenticator.state.effectiveNow(current) {
             run(.expirePrompts, connection: nil, tag: nil, now: current)
         }

@@ -11,6 +11,7 @@ extension Server {
         try? epoll.remove(listener)
         // Final answers for running evaluations go to their owners first.
         run(.stop, connection: nil, tag: nil, now: now)
+        sensorBackend.shutdown()
         for connection in connections.values {
             connection.contexts.removeAll()
             connection.evaluationTags.removeAll()

@@ -55,7 +55,12 @@ enum EventFields {
             if let retry = failure.retryAfter { fields.append(("retry_after", .int(retry))) }
             if failure.adminLocked { fields.append(("admin_locked", .bool(true))) }
             return fields
-        case .enrollmentChanged(let u, let templates, let by, _):
+        case .enrollmentChanged(let u, let templates, let by, _, let source):
+            // AUDIT.md v1.1: fprintd's changes name the fingers, and `by` is fprintd.
+            if source == .fprintd {
+                return [uid(u), ("templates", .number(templates.count)), ("fingers", .array(templates.map { .string($0) })),
+                        ("by", .string("fprintd"))]
+            }
             return [uid(u), ("templates", .number(templates.count)), ("by", .number(by))]
         case .passcodeChanged(let u, let set, let by):
             return [uid(u), ("set", .bool(set)), ("by", .number(by))]

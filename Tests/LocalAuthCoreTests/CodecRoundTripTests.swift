@@ -32,6 +32,8 @@ final class CodecRoundTripTests: XCTestCase {
         .evaluationFailed(uid: 1000, ctx: ctx, eval: 9, failure: Failure(.authenticationFailed, message: "Passcode entry is disabled.", retryAfter: 60)),
         .evaluationFailed(uid: 1000, ctx: ctx, eval: 9, failure: Failure(.systemCancel, reason: "timeout", adminLocked: true)),
         .enrollmentChanged(uid: 1000, templates: ["left-thumb", "right-index"], by: 0, domainState: String(repeating: "ab", count: 16)),
+        .enrollmentChanged(uid: 1000, templates: ["right-index-finger"], by: 0, domainState: String(repeating: "cd", count: 16),
+                           source: .fprintd),
         .passcodeChanged(uid: 1000, set: true, by: 1000),
         .deviceUnlocked(uid: 1000, by: 0),
         .userReset(uid: 1000, by: 0),

@@ -165,6 +165,9 @@ final class Scenario {
         return UInt32.max
     }
 
+    /// S-43: the daemon's view of the reader (an input, not an event).
+    func setSensorProblem(_ problem: String?) { state.sensorProblem = problem }
+
     // MARK: vocabulary
 
     func newContext(_ c: ContextID, uid: UserID, pid: ProcessID = 4242) {

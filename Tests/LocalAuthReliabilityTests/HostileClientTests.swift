@@ -276,7 +276,7 @@ final class HostileClientTests: ReliabilityTestCase {
         let log = try LogContents(stateDirectory: daemon.stateDirectory)
         for event in log.events {
             switch event.body {
-            case .enrollmentChanged(_, _, let by, _), .passcodeChanged(_, _, let by), .deviceUnlocked(_, let by), .userReset(_, let by):
+            case .enrollmentChanged(_, _, let by, _, _), .passcodeChanged(_, _, let by), .deviceUnlocked(_, let by), .userReset(_, let by):
                 XCTAssertNotEqual(by, nobody, "an admin event by the non-admin: \(event.body)")
             default: break
             }

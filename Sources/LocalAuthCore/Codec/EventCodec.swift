@@ -57,10 +57,11 @@ public enum EventCodec {
             w.optional(failure.reason) { $0.string($1) }
             w.optional(failure.retryAfter) { $0.svarint($1) }
             w.bool(failure.adminLocked)
-        case .enrollmentChanged(let uid, let templates, let by, let domainState):
+        case .enrollmentChanged(let uid, let templates, let by, let domainState, let source):
             w.varint(UInt64(uid)); w.varint(UInt64(templates.count))
             for template in templates { w.string(template) }
             w.varint(UInt64(by)); w.string(domainState)
+            w.u8(source.rawValue)  // layout 2
         case .passcodeChanged(let uid, let set, let by):
             w.varint(UInt64(uid)); w.bool(set); w.varint(UInt64(by))
         case .deviceUnlocked(let uid, let by), .userReset(let uid, let by):
@@ -166,7 +167,10 @@ public enum EventCodec {
             var templates: [String] = []
             for _ in 0..<count { templates.append(try r.string()) }
             let by = try r.u32()
-            return .enrollmentChanged(uid: uid, templates: templates, by: by, domainState: try r.domainState().description)
+            let domainState = try r.domainState().description
+            // Layout 1 had no source: every change was an administrator's.
+            let source = version >= 2 ? try raw({ EnrollmentSource(rawValue: UInt8(truncatingIfNeeded: $0)) }, Int(try r.u8())) : .admin
+            return .enrollmentChanged(uid: uid, templates: templates, by: by, domainState: domainState, source: source)
         case .passcodeChanged:
             return .passcodeChanged(uid: try r.u32(), set: try r.bool(), by: try r.u32())
         case .deviceUnlocked:

@@ -15,7 +15,7 @@ extension Server {
             ("locked-out", String(status.lockedOut)), ("passcode-failures", String(status.passcodeFailures)),
             ("retry-after", String(status.retryAfter)), ("admin-locked", String(status.adminLocked)),
             ("contexts", String(status.contexts)),
-        ])
+        ] + sensorBackend.statusFields)
     }
 
     func enroll(_ request: Request, _ connection: Connection) {
@@ -69,8 +69,10 @@ extension Server {
     /// simulated backend; a real sensor has its own.
     private func requireSimulatedSensor(_ request: Request, _ connection: Connection) -> Bool {
         guard sensorBackend.isSimulated else {
-            reply(connection, request.tag, ProtocolError(.badState,
-                "\(request.verb) needs the simulated sensor; this daemon uses \(sensorBackend.name)."))
+            // S-43: fprintd has its own tools for templates and readings.
+            reply(connection, request.tag, ProtocolError(.unavailable,
+                "\(request.verb) needs the simulated sensor; this daemon uses \(sensorBackend.name): "
+                + "enroll fingers with fprintd-enroll and remove them with fprintd-delete."))
             return false
         }
         return true

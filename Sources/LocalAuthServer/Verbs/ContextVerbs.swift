@@ -91,6 +91,7 @@ extension Server {
     /// borrows it (see `processLines`).
     func answerCanEvaluate(_ ctx: ContextID, policy: Policy, tag: UnsafeBufferPointer<UInt8>, _ connection: Connection,
                            _ authenticator: Authenticator) {
+        if !sensorBackend.isSimulated { noteEnrollmentInterest(ctx) }
         switch authenticator.canEvaluate(ctx, policy: policy, now: now) {
         case .failure(.rejected(let rejection)):
             reply(connection, String(decoding: tag, as: UTF8.self), rejection)
@@ -104,6 +105,7 @@ extension Server {
                 let reason = check.reason
                 var failure = Failure(code, reason: reason)
                 if reason == "passcode-required" { failure.message = "Passcode is required to enable biometry." }
+                if code == .biometryNotAvailable, let problem = authenticator.state.sensorProblem { failure.message = problem }
                 return reply(connection, String(decoding: tag, as: UTF8.self), failure, biometry: biometry)
             }
             let showsToken = policy == .biometrics || policy == .biometricsOrCompanion

@@ -9,6 +9,7 @@ extension Server {
         guard let ctx = ownedContext(request, connection), let policy = policy(request, connection) else { return }
         // S-21: a missing reason is bad-argument (Apple raises), like an empty one.
         let reason = request.arguments.value(for: "reason") ?? ""
+        if !sensorBackend.isSimulated { noteEnrollmentInterest(ctx) }
         let previousTag = connection.evaluationTags[ctx]
         if previousTag == nil { connection.evaluationTags[ctx] = request.tag }
         let outcome = run(.evaluate(ctx: ctx, policy: policy, reason: reason), connection: connection, tag: request.tag, now: now)

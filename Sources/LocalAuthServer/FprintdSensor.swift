@@ -1,0 +1,226 @@
+// `[Biometry] Backend=fprintd` (S-43): the sensor is a fingerprint reader
+// driven by fprintd over D-Bus. This file owns the bus connection inside
+// the event loop and what the daemon knows about fprintd: whether it runs,
+// which device is the reader, and each user's enrolled fingers. The prompt
+// flow (Claim, VerifyStart, VerifyStop, Release and the reader's queue) is
+// in FprintdVerify.swift.
+//
+// Nothing here blocks: the bus socket is one more fd of the loop's epoll
+// set (Server.Token.sensorBus), every call is asynchronous with a timeout,
+// a timeout counts as "reader not available", and passwd lookups run on a
+// Dispatch queue (UserNames).
+import LocalAuthCore
+import LocalAuthSystem
+
+final class FprintdSensor: SensorBackend {
+    let name = "fprintd"
+    let isSimulated = false
+    /// Every call's timeout: a hung fprintd makes the reader unavailable
+    /// after this long, never the daemon slow for others.
+    static let callTimeout: UInt64 = 5_000_000
+    /// How often a missing bus, fprintd or reader is looked for again.
+    static let rediscoverEvery: UInt64 = 2_000_000_000
+
+    let address: String?
+    unowned let server: Server
+    var bus: DBusConnection?
+    /// The fd registered in epoll (the bus's changes on reconnect).
+    var registeredFD: Int32 = -1
+    var watchingWritable = false
+    var lastAttempt: UInt64 = 0
+    /// The reader's object path, once GetDefaultDevice answered.
+    var device: String?
+    var readerName: String?
+    var discovering = false
+    /// Why there is no reading now (nil: the reader is there).
+    var problem: String? = "fprintd has not been contacted yet." {
+        didSet { if problem != oldValue { server.sensorProblemChanged(problem) } }
+    }
+    let names: UserNames
+    /// ListEnrolledFingers in flight per user, and users asked for again
+    /// while one was in flight (one follow-up, so a change made during the
+    /// first query is still seen).
+    var refreshing: Set<UserID> = []
+    var refreshAgain: Set<UserID> = []
+    /// The biometric prompts' side (FprintdVerify.swift).
+    var queue: [UserID] = []
+    var active: ActiveScan?
+    var heldPrompts: [UserID: (connection: Connection, bytes: [UInt8])] = [:]
+
+    init(address: String?, server: Server) throws {
+        self.address = address
+        self.server = server
+        names = try UserNames()
+    }
+
+    // MARK: - The bus in the loop
+
+    /// Connects (or reconnects) when there is no bus, at most every 2 s.
+    func connectIfNeeded() {
+        guard bus == nil else { return }
+        let monotonic = MonotonicClock.nowNanos()
+        guard lastAttempt == 0 || monotonic - lastAttempt >= FprintdSensor.rediscoverEvery else { return }
+        lastAttempt = monotonic
+        do {
+            let bus = try DBusConnection(address: address)
+            self.bus = bus
+            try server.epoll.add(FileDescriptor(rawValue: bus.fd), events: .readable, data: Server.Token.sensorBus.rawValue)
+            registeredFD = bus.fd
+            watchingWritable = false
+            try bus.matchSignal(sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                                interface: "org.freedesktop.DBus", member: "NameOwnerChanged") { [unowned self] message in
+                guard let present = FprintdReplies.fprintdOwnerChanged(message) else { return }
+                present ? fprintdAppeared() : fprintdVanished()
+            }
+            try bus.matchSignal(sender: FprintdReplies.service, path: nil, interface: FprintdReplies.deviceInterface,
+                                member: "VerifyStatus") { [unowned self] message in
+                verifyStatus(message)
+            }
+            discover()
+        } catch {
+            drop(problem: "The D-Bus system bus is not reachable (\(error)).")
+        }
+    }
+
+    /// The loop saw the bus fd ready.
+    func busReady() {
+        guard let bus else { return }
+        do {
+            try bus.process()
+        } catch {
+            return drop(problem: "The D-Bus connection was lost (\(error)).")
+        }
+        endOfTurn()
+    }
+
+    /// Each tick: a call's timeout may have passed; reconnect or rediscover.
+    func tick() {
+        connectIfNeeded()
+        if let bus, let deadline = bus.deadline, deadline <= MonotonicClock.nowNanos() / 1000 { busReady() }
+        if bus != nil, device == nil, !discovering,
+           MonotonicClock.nowNanos() - lastAttempt >= FprintdSensor.rediscoverEvery {
+            lastAttempt = MonotonicClock.nowNanos()
+            discover()
+        }
+    }
+
+    /// After the loop's turn: watch for writability while sd-bus has output queued.
+    func endOfTurn() {
+        guard let bus, registeredFD >= 0 else { return }
+        let writable = bus.wantsWritable
+        guard writable != watchingWritable else { return }
+        watchingWritable = writable
+        try? server.epoll.modify(FileDescriptor(rawValue: registeredFD), events: writable ? [.readable, .writable] : .readable,
+                                 data: Server.Token.sensorBus.rawValue)
+    }
+
+    /// The bus is gone: every prompt loses its sensor, reconnect later.
+    func drop(problem why: String) {
+        if registeredFD >= 0 { try? server.epoll.remove(FileDescriptor(rawValue: registeredFD)) }
+        registeredFD = -1
+        bus?.close()
+        bus = nil
+        discovering = false
+        refreshing.removeAll()
+        refreshAgain.removeAll()
+        readerGone(problem: why)
+    }
+
+    func call(_ path: String, _ interface: String, _ member: String, _ arguments: [DBusArgument] = [],
+              reply: @escaping (DBusMessage) -> Void) -> Bool {
+        guard let bus else { return false }
+        do {
+            try bus.call(destination: FprintdReplies.service, path: path, interface: interface, member: member,
+                         arguments: arguments, timeoutMicros: FprintdSensor.callTimeout, reply: reply)
+            return true
+        } catch {
+            DaemonLog.error("fprintd: \(member) could not be sent: \(error)")
+            return false
+        }
+    }
+
+    // MARK: - fprintd and its reader
+
+    /// GetDefaultDevice, then the reader's name. On a real system the call
+    /// also starts fprintd (D-Bus activation).
+    func discover() {
+        guard !discovering else { return }
+        discovering = call(FprintdReplies.managerPath, FprintdReplies.managerInterface, "GetDefaultDevice") { [unowned self] reply in
+            discovering = false
+            guard let path = FprintdReplies.devicePath(reply) else {
+                return readerGone(problem: reply.error.map(FprintdReplies.problem) ?? "fprintd gave no reader.")
+            }
+            device = path
+            problem = nil
+            _ = call(path, "org.freedesktop.DBus.Properties", "Get",
+                     [.string(FprintdReplies.deviceInterface), .string("name")]) { [unowned self] reply in
+                if device == path { readerName = FprintdReplies.readerName(reply) }
+            }
+            startNextScan()
+        }
+    }
+
+    func fprintdAppeared() {
+        if device == nil { discover() }
+    }
+
+    func fprintdVanished() {
+        readerGone(problem: "fprintd is not running.")
+    }
+
+    /// The reader cannot read: the active prompt's sensor disappeared
+    /// (S-27), waiting prompts too; the daemon keeps serving.
+    func readerGone(problem why: String) {
+        device = nil
+        readerName = nil
+        problem = why
+        lostSensor()
+    }
+
+    // MARK: - Enrolled fingers
+
+    /// S-43: a can-evaluate or evaluate of `uid` asks fprintd for the
+    /// user's fingers; the answer is recorded when it differs. The check
+    /// itself answers from the recorded set (the loop never waits), so a
+    /// change made with fprintd-enroll shows from the reply to the query
+    /// it triggered on (one D-Bus round trip later).
+    func refreshEnrollment(_ uid: UserID) {
+        if refreshing.contains(uid) {
+            refreshAgain.insert(uid)
+            return
+        }
+        guard bus != nil else { return }
+        refreshing.insert(uid)
+        names.resolve(uid) { [unowned self] name in
+            guard let name, let device else { return refreshDone(uid) }
+            let sent = call(device, FprintdReplies.deviceInterface, "ListEnrolledFingers", [.string(name)]) { [unowned self] reply in
+                if let fingers = FprintdReplies.enrolledFingers(reply) {
+                    server.fprintdListed(uid: uid, fingers: fingers)
+                } else if let error = reply.error, error.name.hasPrefix("org.freedesktop.DBus.Error.") {
+                    readerGone(problem: FprintdReplies.problem(error))
+                }
+                refreshDone(uid)
+            }
+            if !sent { refreshDone(uid) }
+        }
+    }
+
+    private func refreshDone(_ uid: UserID) {
+        refreshing.remove(uid)
+        if refreshAgain.remove(uid) != nil { refreshEnrollment(uid) }
+    }
+
+    /// `status`'s extra fields under this backend.
+    var statusFields: [(String, String)] {
+        [("backend", name), ("reader", readerName ?? ""), ("reader-present", String(problem == nil))]
+    }
+
+    /// Clean stop (S-32): the claim is released; the Release is written
+    /// without waiting for its answer.
+    func shutdown() {
+        if let active { finish(active, release: true) }
+        self.active = nil
+        if let bus { try? bus.process() }
+        bus?.close()
+    }
+}

@@ -1,0 +1,163 @@
+// The biometric prompt under fprintd (S-43): one reader for every user.
+// Users whose prompt waits for a reading queue in arrival order; the first
+// gets the device (Claim(user), VerifyStart("any")) and its PROMPT line is
+// sent only then (the core recorded the prompt when it was asked, so S-31's
+// timeout runs from that moment). Whatever ends the prompt (a verdict, a
+// cancel, an invalidation, a disconnect, a timeout, a preemption, the
+// passcode phase, shutdown) reaches `scanCancelled`, which sends VerifyStop
+// and Release before the next user's Claim: fprintd handles one sender's
+// calls in order, so the next Claim always finds the device released.
+//
+// Late statuses: a VerifyStatus counts only while this daemon's
+// verification runs (after VerifyStart's reply, before it sent VerifyStop).
+// fprintd's statuses reach the loop in the order it sent them, and the loop
+// reads the bus first in every turn (Server.run), so a no-match sent before
+// the prompt ended is counted once (a done status ends that verification:
+// the next attempt starts a new one); one sent after our VerifyStop counts
+// nothing, as S-43 says.
+import LocalAuthCore
+import LocalAuthSystem
+
+struct ActiveScan {
+    enum Phase { case naming, claiming, starting, verifying, between }
+    var uid: UserID
+    var phase: Phase
+    var username: String?
+    /// Whether the device is claimed (Release owed).
+    var claimed = false
+    /// Whether this prompt's PROMPT line went out (VerifyStart succeeded once).
+    var shown = false
+}
+
+extension FprintdSensor {
+    func scanRequested(uid: UserID) {
+        if !queue.contains(uid) { queue.append(uid) }
+        startNextScan()
+    }
+
+    func scanCancelled(uid: UserID) {
+        queue.removeAll { $0 == uid }
+        heldPrompts[uid] = nil
+        if let active, active.uid == uid {
+            finish(active, release: true)
+            self.active = nil
+            startNextScan()
+        }
+    }
+
+    /// A biometric PROMPT of a user who does not hold the reader yet waits
+    /// (S-43); returns true when it was kept.
+    func holdPrompt(uid: UserID, bytes: [UInt8], connection: Connection) -> Bool {
+        if let active, active.uid == uid, active.shown { return false }
+        heldPrompts[uid] = (connection, bytes)
+        return true
+    }
+
+    /// Gives the reader to the first waiting user when it is free.
+    func startNextScan() {
+        guard active == nil, let uid = queue.first, device != nil, bus != nil else { return }
+        active = ActiveScan(uid: uid, phase: .naming)
+        names.resolve(uid) { [unowned self] name in
+            guard var scan = active, scan.uid == uid, scan.phase == .naming else { return }
+            guard let name else { return sensorFailed(uid, .disconnect, "uid \(uid) has no passwd entry for fprintd") }
+            scan.username = name
+            scan.phase = .claiming
+            active = scan
+            claim(uid, name)
+        }
+    }
+
+    private func claim(_ uid: UserID, _ name: String) {
+        guard let device else { return sensorFailed(uid, .disconnect, "no reader") }
+        let sent = call(device, FprintdReplies.deviceInterface, "Claim", [.string(name)]) { [unowned self] reply in
+            guard var scan = active, scan.uid == uid, scan.phase == .claiming else {
+                // The prompt ended while the Claim was in flight: give the device back.
+                if reply.error == nil, let device = self.device { _ = call(device, FprintdReplies.deviceInterface, "Release") { _ in } }
+                return
+            }
+            if let error = reply.error {
+                return sensorFailed(uid, .disconnect, "Claim: \(error.name) \(error.message)")
+            }
+            scan.claimed = true
+            active = scan
+            verifyStart(uid)
+        }
+        if !sent { sensorFailed(uid, .disconnect, "Claim not sent") }
+    }
+
+    func verifyStart(_ uid: UserID) {
+        guard var scan = active, scan.uid == uid, let device else { return }
+        scan.phase = .starting
+        active = scan
+        let sent = call(device, FprintdReplies.deviceInterface, "VerifyStart", [.string("any")]) { [unowned self] reply in
+            guard var scan = active, scan.uid == uid, scan.phase == .starting else { return }
+            if let error = reply.error {
+                return sensorFailed(uid, .disconnect, "VerifyStart: \(error.name) \(error.message)")
+            }
+            scan.phase = .verifying
+            let first = !scan.shown
+            scan.shown = true
+            active = scan
+            if first, let held = heldPrompts.removeValue(forKey: uid), !held.connection.closed {
+                server.send(held.bytes, to: held.connection)
+            }
+        }
+        if !sent { sensorFailed(uid, .disconnect, "VerifyStart not sent") }
+    }
+
+    /// A VerifyStatus signal from fprintd (any sender's: checked here).
+    func verifyStatus(_ message: DBusMessage) {
+        guard var scan = active, scan.phase == .verifying, let device, message.path == device,
+              let (reading, done) = FprintdReplies.verifyStatus(message) else { return }
+        if done { scan.phase = .between }
+        active = scan
+        server.fprintdReading(uid: scan.uid, reading)
+        // The prompt still waits (a no-match with attempts left): a new
+        // verification for the next attempt. A retry (done=false) keeps
+        // the running one (S-43).
+        if done, var again = active, again.uid == scan.uid, again.phase == .between, let device = self.device {
+            again.phase = .starting
+            active = again
+            _ = call(device, FprintdReplies.deviceInterface, "VerifyStop") { [unowned self] _ in
+                guard let now = active, now.uid == scan.uid, now.phase == .starting else { return }
+                verifyStart(scan.uid)
+            }
+        }
+    }
+
+    /// Ends the device's part in a prompt: VerifyStop if verifying, Release
+    /// if claimed. Their answers are not waited for.
+    func finish(_ scan: ActiveScan, release: Bool) {
+        guard let device else { return }
+        if scan.phase == .verifying || scan.phase == .starting || scan.phase == .between {
+            _ = call(device, FprintdReplies.deviceInterface, "VerifyStop") { _ in }
+        }
+        if scan.claimed && release {
+            _ = call(device, FprintdReplies.deviceInterface, "Release") { _ in }
+        }
+    }
+
+    /// The reader failed under the active prompt: its reading ends it (or
+    /// moves it to the passcode), and the device is given back.
+    func sensorFailed(_ uid: UserID, _ reading: SensorReading, _ why: String) {
+        DaemonLog.error("fprintd: the biometric prompt of uid \(uid) lost the reader: \(why)")
+        if let scan = active, scan.uid == uid {
+            finish(scan, release: true)
+            active = nil
+        }
+        queue.removeAll { $0 == uid }
+        heldPrompts[uid] = nil
+        server.fprintdReading(uid: uid, reading)
+        startNextScan()
+    }
+
+    /// fprintd or the reader went away: every waiting prompt's sensor
+    /// disappeared (S-27: -13 for policy 1, the passcode for policy 2).
+    func lostSensor() {
+        let waiting = (active.map { [$0.uid] } ?? []) + queue.filter { $0 != active?.uid }
+        active = nil
+        queue.removeAll()
+        heldPrompts.removeAll()
+        for uid in waiting { server.fprintdReading(uid: uid, .disconnect) }
+    }
+}

@@ -1,0 +1,159 @@
+// D-Bus messages as sd-bus hands them over, read defensively: every value is
+// read only after its signature was checked, strings are copied out with a
+// length bound, and anything unexpected reads as nil (a hostile or buggy
+// peer cannot make the daemon trap). Arguments to append are a small enum,
+// because sd_bus_message_append is variadic and does not import.
+import CSystemd
+import Glibc
+
+/// A message borrowed for the duration of a callback.
+public struct DBusMessage {
+    let raw: OpaquePointer
+
+    init(_ raw: OpaquePointer) { self.raw = raw }
+
+    /// The D-Bus error name and text when this is an error reply.
+    public var error: (name: String, message: String)? {
+        guard sd_bus_message_is_method_error(raw, nil) > 0 else { return nil }
+        guard let error = sd_bus_message_get_error(raw) else { return ("org.freedesktop.DBus.Error.Failed", "") }
+        return (DBusMessage.bounded(error.pointee.name) ?? "org.freedesktop.DBus.Error.Failed",
+                DBusMessage.bounded(error.pointee.message) ?? "")
+    }
+
+    public var member: String? { DBusMessage.bounded(sd_bus_message_get_member(raw)) }
+    public var path: String? { DBusMessage.bounded(sd_bus_message_get_path(raw)) }
+    public var sender: String? { DBusMessage.bounded(sd_bus_message_get_sender(raw)) }
+
+    /// Whether the body's signature is exactly `signature` (e.g. "sb").
+    public func hasSignature(_ signature: String) -> Bool {
+        sd_bus_message_has_signature(raw, signature) > 0
+    }
+
+    /// Reads the body as these basic values, in order, after checking that
+    /// the signature is exactly theirs; nil otherwise.
+    public func read(_ types: [DBusBasicType]) -> [DBusValue]? {
+        guard hasSignature(String(String.UnicodeScalarView(types.map(\.code)))) else { return nil }
+        guard sd_bus_message_rewind(raw, 1) >= 0 else { return nil }
+        var values: [DBusValue] = []
+        for type in types {
+            guard let value = readBasic(type) else { return nil }
+            values.append(value)
+        }
+        return values
+    }
+
+    /// Reads a body of one array of strings ("as"), at most `limit` of them.
+    public func readStringArray(limit: Int = 64) -> [String]? {
+        guard hasSignature("as"), sd_bus_message_rewind(raw, 1) >= 0,
+              sd_bus_message_enter_container(raw, CChar(UInt8(ascii: "a")), "s") > 0 else { return nil }
+        var strings: [String] = []
+        while strings.count <= limit {
+            var pointer: UnsafePointer<CChar>?
+            let rc = sd_bus_message_read_basic(raw, CChar(UInt8(ascii: "s")), &pointer)
+            if rc < 0 { return nil }
+            if rc == 0 { break }
+            guard let string = DBusMessage.bounded(pointer) else { return nil }
+            strings.append(string)
+        }
+        return strings.count <= limit ? strings : nil
+    }
+
+    /// Reads a body of one variant holding a basic value of `type` (a
+    /// Properties.Get reply); nil for any other shape.
+    public func readVariant(_ type: DBusBasicType) -> DBusValue? {
+        guard hasSignature("v"), sd_bus_message_rewind(raw, 1) >= 0,
+              sd_bus_message_enter_container(raw, CChar(UInt8(ascii: "v")), String(type.code)) > 0 else { return nil }
+        return readBasic(type)
+    }
+
+    private func readBasic(_ type: DBusBasicType) -> DBusValue? {
+        let code = CChar(UInt8(ascii: type.code))
+        switch type {
+        case .string, .objectPath:
+            var pointer: UnsafePointer<CChar>?
+            guard sd_bus_message_read_basic(raw, code, &pointer) > 0, let string = DBusMessage.bounded(pointer) else { return nil }
+            return .string(string)
+        case .boolean:
+            var value: Int32 = 0
+            guard sd_bus_message_read_basic(raw, code, &value) > 0 else { return nil }
+            return .boolean(value != 0)
+        case .uint32:
+            var value: UInt32 = 0
+            guard sd_bus_message_read_basic(raw, code, &value) > 0 else { return nil }
+            return .uint32(value)
+        }
+    }
+
+    /// A C string copied out if shorter than 4 KiB (D-Bus allows far
+    /// longer; nothing the daemon reads needs them) and valid UTF-8.
+    static func bounded(_ pointer: UnsafePointer<CChar>?) -> String? {
+        guard let pointer else { return nil }
+        let length = strnlen(pointer, 4096)
+        guard length < 4096 else { return nil }
+        let bytes = UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self)
+        return String(validating: UnsafeBufferPointer(start: bytes, count: length), as: UTF8.self)
+    }
+}
+
+/// A message this process made and owns (tests feed it to the parsers).
+public final class DBusOwnedMessage {
+    let raw: OpaquePointer
+    init(_ raw: OpaquePointer) { self.raw = raw }
+    deinit { sd_bus_message_unref(raw) }
+    public var message: DBusMessage { DBusMessage(raw) }
+}
+
+public enum DBusBasicType: Sendable {
+    case string, objectPath, boolean, uint32
+
+    var code: Unicode.Scalar {
+        switch self {
+        case .string: return "s"
+        case .objectPath: return "o"
+        case .boolean: return "b"
+        case .uint32: return "u"
+        }
+    }
+}
+
+public enum DBusValue: Sendable, Equatable {
+    case string(String)
+    case boolean(Bool)
+    case uint32(UInt32)
+
+    public var string: String? { if case .string(let s) = self { return s } else { return nil } }
+    public var boolean: Bool? { if case .boolean(let b) = self { return b } else { return nil } }
+}
+
+/// One argument of a call (or of a test message).
+public enum DBusArgument: Sendable {
+    case string(String)
+    case objectPath(String)
+    case boolean(Bool)
+    case uint32(UInt32)
+    /// An array of strings ("as").
+    case strings([String])
+
+    func append(to message: OpaquePointer?) -> Int32 {
+        switch self {
+        case .string(let s):
+            return s.withCString { sd_bus_message_append_basic(message, CChar(UInt8(ascii: "s")), $0) }
+        case .objectPath(let s):
+            return s.withCString { sd_bus_message_append_basic(message, CChar(UInt8(ascii: "o")), $0) }
+        case .boolean(let b):
+            var value: Int32 = b ? 1 : 0
+            return sd_bus_message_append_basic(message, CChar(UInt8(ascii: "b")), &value)
+        case .uint32(let u):
+            var value = u
+            return sd_bus_message_append_basic(message, CChar(UInt8(ascii: "u")), &value)
+        case .strings(let strings):
+            var rc = sd_bus_message_open_container(message, CChar(UInt8(ascii: "a")), "s")
+            if rc < 0 { return rc }
+            for s in strings {
+                rc = s.withCString { sd_bus_message_append_basic(message, CChar(UInt8(ascii: "s")), $0) }
+                if rc < 0 { return rc }
+            }
+            return sd_bus_message_close_container(message)
+        }
+    }
+}
