@@ -22,6 +22,9 @@ struct StatusCommand: Command {
         ("passcode-failures", "Passcode failures", "passcode_failures"),
         ("retry-after", "Passcode retry after", "retry_after"), ("admin-locked", "Admin locked", "admin_locked"),
         ("contexts", "Open contexts", "contexts"),
+        // S-43: the sensor backend and its reader (v1.1 additions).
+        ("backend", "Sensor backend", "backend"), ("reader", "Reader", "reader"),
+        ("reader-present", "Reader present", "reader_present"),
     ]
 
     var uid: UInt32?
