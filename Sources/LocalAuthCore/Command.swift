@@ -20,6 +20,9 @@ public enum Command: Sendable, Equatable {
     case fallback(ctx: ContextID)
     /// The client answered a passcode prompt; the check runs on a worker.
     case submitPasscode(ctx: ContextID)
+    /// S-46: a check of uid's passcode is about to start on a worker (for an
+    /// evaluation, or ctx/eval nil for set-passcode's old secret).
+    case admitPasscodeAttempt(uid: UserID, ctx: ContextID?, eval: EvaluationID?)
     /// The worker's verdict on a passcode attempt, for an evaluation
     /// (ctx/eval set) or for `set-passcode`'s old secret (both nil).
     /// `repeated`: the same wrong passcode as the previous attempt (S-7).

@@ -92,4 +92,12 @@ public struct Evaluation: Sendable, Equatable {
         case .starting, .verifyingPasscode: return false
         }
     }
+
+    /// At the passcode prompt, or waiting for a submitted passcode's verdict.
+    public var isInPasscodePhase: Bool {
+        switch phase {
+        case .passcode, .verifyingPasscode: return true
+        case .starting, .biometric: return false
+        }
+    }
 }

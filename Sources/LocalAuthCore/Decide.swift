@@ -59,6 +59,8 @@ struct Decision {
             try fallback(ctx)
         case .submitPasscode(let ctx):
             try submitPasscode(ctx)
+        case .admitPasscodeAttempt(let uid, let ctx, let eval):
+            admitPasscodeAttempt(uid: uid, ctx: ctx, eval: eval)
         case .passcodeChecked(let uid, let ctx, let eval, let correct, let repeated):
             passcodeChecked(uid: uid, ctx: ctx, eval: eval, correct: correct, repeated: repeated)
         case .cancel(let ctx):

@@ -1,7 +1,14 @@
-// The passcode phase (S-28) and passcode accounting (S-4..S-7, S-36). The
-// check itself (yescrypt) runs outside the core; its verdict comes back as
+// The passcode phase (S-28) and passcode accounting (S-4..S-7, S-36, S-46).
+// The check itself (yescrypt) runs outside the core; its verdict comes back as
 // `passcodeChecked`, and counts even if the evaluation ended meanwhile, so
 // cancelling right after submitting never buys a free guess.
+//
+// S-46: an attempt is judged against the delay and the admin lock three
+// times: when it is submitted, just before its check starts
+// (`admitPasscodeAttempt`: the daemon runs at most one check per user, so an
+// attempt may wait behind another), and when its verdict comes back. Refused
+// at any of them, it is recorded as `passcode-refused`, counts nothing, and
+// gets the same answer whatever it contained.
 
 extension Decision {
     mutating func submitPasscode(_ ctx: ContextID) throws {
@@ -9,17 +16,33 @@ extension Decision {
         guard case .passcode = evaluation.phase else {
             throw Rejection(.badState, "No passcode prompt is waiting.")
         }
-        let user = state.user(context.uid)
         // The delay may have started elsewhere while the prompt waited; a
         // refused attempt does not count (S-5).
-        if user.adminLocked || state.passcodeRetryAfter(context.uid, now: now) > 0 {
-            return enterPasscodePhase(context, ctx, evaluation.id, passcodeFailures: user.passcodeFailures)
-        }
+        if refusePasscode(uid: context.uid, ctx: ctx, eval: evaluation.id) { return }
         emit(.passcodeSubmitted(uid: context.uid, ctx: ctx, eval: evaluation.id))
     }
 
+    /// S-46: the daemon is about to run a check of `uid`'s passcode (for an
+    /// evaluation, or nil/nil for set-passcode's old secret). No event means
+    /// go ahead; `passcode-refused` means the check must not run.
+    mutating func admitPasscodeAttempt(uid: UserID, ctx: ContextID?, eval: EvaluationID?) {
+        _ = refusePasscode(uid: uid, ctx: ctx, eval: eval)
+    }
+
+    /// Records a refusal and ends the evaluation that waits for this attempt
+    /// (with the delay's or the lock's answer) when entry is refused now.
+    private mutating func refusePasscode(uid: UserID, ctx: ContextID?, eval: EvaluationID?) -> Bool {
+        guard let refusal = passcodeEntryRefusal(uid) else { return false }
+        emit(.passcodeRefused(uid: uid, ctx: ctx, eval: eval, retryAfter: refusal.retryAfter ?? 0))
+        if let ctx, let eval, let context = state.contexts[ctx], let evaluation = context.evaluation,
+           evaluation.id == eval, evaluation.isInPasscodePhase {
+            fail(context, ctx, eval, refusal)
+        }
+        return true
+    }
+
     /// Whether a passcode attempt for `uid` would be refused right now
-    /// (delay or admin lock); the daemon asks before running a check.
+    /// (delay or admin lock), with the answer every such attempt gets.
     public func passcodeEntryRefusal(_ uid: UserID) -> Failure? {
         if state.user(uid).adminLocked {
             return Failure(.authenticationFailed, message: "Passcode entry is disabled.", reason: "admin-locked", adminLocked: true)
@@ -38,13 +61,9 @@ extension Decision {
             waiting = context
         }
 
-        // S-6: an admin lock reached while this attempt was being checked wins.
-        if correct, user.adminLocked {
-            if let context = waiting, let ctx, let eval {
-                enterPasscodePhase(context, ctx, eval, passcodeFailures: user.passcodeFailures)
-            }
-            return
-        }
+        // S-46 (and S-6): a delay or an admin lock reached while this attempt
+        // was being checked wins; the verdict is neither accepted nor counted.
+        if refusePasscode(uid: uid, ctx: ctx, eval: eval) { return }
         if correct {
             emit(.passcodeAccepted(uid: uid, ctx: ctx, eval: eval))
             if let context = waiting, let ctx, let eval {

@@ -156,6 +156,9 @@ public enum EventBody: Sendable, Equatable {
     case biometricDisconnected(uid: UserID, ctx: ContextID, eval: EvaluationID)
     case passcodeSubmitted(uid: UserID, ctx: ContextID, eval: EvaluationID)
     case contextReleased(uid: UserID, ctx: ContextID)
+    /// S-46: a passcode attempt refused unchecked, during a delay or an admin
+    /// lock. `retryAfter`: seconds left of the delay (0 under an admin lock).
+    case passcodeRefused(uid: UserID, ctx: ContextID?, eval: EvaluationID?, retryAfter: Int64)
 
     /// AUDIT.md's `type`, one string per kind.
     public var name: String { kind.name }
@@ -187,6 +190,7 @@ public enum EventBody: Sendable, Equatable {
         case .biometricDisconnected: return .biometricDisconnected
         case .passcodeSubmitted: return .passcodeSubmitted
         case .contextReleased: return .contextReleased
+        case .passcodeRefused: return .passcodeRefused
         }
     }
 
@@ -201,7 +205,8 @@ public enum EventBody: Sendable, Equatable {
              .passcodeRejected(let uid, _, _, _), .evaluationSucceeded(let uid, _, _, _),
              .evaluationFailed(let uid, _, _, _), .enrollmentChanged(let uid, _, _, _, _),
              .passcodeChanged(let uid, _, _), .deviceUnlocked(let uid, _), .userReset(let uid, _),
-             .biometricDisconnected(let uid, _, _), .passcodeSubmitted(let uid, _, _), .contextReleased(let uid, _):
+             .biometricDisconnected(let uid, _, _), .passcodeSubmitted(let uid, _, _), .contextReleased(let uid, _),
+             .passcodeRefused(let uid, _, _, _):
             return uid
         }
     }
@@ -216,7 +221,7 @@ public enum EventBody: Sendable, Equatable {
              .evaluationFailed(_, let ctx, _, _), .biometricDisconnected(_, let ctx, _),
              .passcodeSubmitted(_, let ctx, _), .contextReleased(_, let ctx):
             return ctx
-        case .passcodeAccepted(_, let ctx, _), .passcodeRejected(_, let ctx, _, _):
+        case .passcodeAccepted(_, let ctx, _), .passcodeRejected(_, let ctx, _, _), .passcodeRefused(_, let ctx, _, _):
             return ctx
         default:
             return nil
@@ -292,6 +297,7 @@ public enum EventKind: UInt16, Sendable, CaseIterable {
     case biometricDisconnected = 23
     case passcodeSubmitted = 24
     case contextReleased = 25
+    case passcodeRefused = 26
 
     public var name: String {
         switch self {
@@ -320,6 +326,7 @@ public enum EventKind: UInt16, Sendable, CaseIterable {
         case .biometricDisconnected: return "biometric-disconnected"
         case .passcodeSubmitted: return "passcode-submitted"
         case .contextReleased: return "context-released"
+        case .passcodeRefused: return "passcode-refused"
         }
     }
 

@@ -98,6 +98,9 @@ extension AuthState {
             users[uid, default: UserState()].countBiometricFailure(lockoutThreshold: threshold)
         case .biometricRetry, .fallbackChosen, .biometricDisconnected:
             break
+        case .passcodeRefused:
+            // S-46: refused unchecked; it counts nothing (S-5).
+            break
         case .passcodeSubmitted(_, let ctx, _):
             contexts[ctx]?.evaluation?.phase = .verifyingPasscode
             prompting.remove(ctx)

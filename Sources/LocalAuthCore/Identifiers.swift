@@ -3,6 +3,17 @@
 // the command that creates the context).
 
 public typealias UserID = UInt32
+
+/// A uid as the protocol writes it: canonical decimal only ("0", or no
+/// leading zero), no sign, at most 4294967294 ((uid_t)-1 is no user). One
+/// spelling per uid, so a log line and a request name a user one way.
+public func parseUserID(_ text: some StringProtocol) -> UserID? {
+    let digits = text.utf8
+    guard let first = digits.first, digits.count <= 10, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+    guard first != 0x30 || digits.count == 1 else { return nil }
+    guard let value = UInt64(text), value < UInt64(UInt32.max) else { return nil }
+    return UserID(value)
+}
 public typealias ProcessID = Int32
 /// An evaluation's number within its context, from 1.
 public typealias EvaluationID = UInt32

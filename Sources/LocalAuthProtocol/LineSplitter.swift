@@ -135,6 +135,17 @@ public struct LineSplitter: Sendable {
         return .line(UnsafeBufferPointer(start: buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), count: count))
     }
 
+    /// Zeroes the bytes of the lines already returned (S-50: a line that
+    /// carried a secret leaves no copy in the splitter's storage). Call it
+    /// before the next `append`, which may move those bytes.
+    public mutating func wipeReturned() {
+        guard readIndex > 0 else { return }
+        let count = readIndex
+        buffer.withUnsafeMutableBytes { raw in
+            for index in 0..<count { raw[index] = 0 }
+        }
+    }
+
     /// Forgets all input and the failure, keeping the buffer's capacity, so
     /// the splitter can serve a new connection.
     public mutating func reset() {

@@ -12,7 +12,9 @@ final class Connection {
     let id: ID
     let fd: FileDescriptor
     let peer: PeerCredentials
-    let isAdmin: Bool
+    /// The caller's rights as last judged (S-51: `Server.isAdmin` judges
+    /// them again at each admin request).
+    var isAdmin: Bool
     var splitter: LineSplitter
     /// Bytes ready to go to the socket, from `sentUpTo` on.
     var output: [UInt8] = []

@@ -99,6 +99,8 @@ public enum Daemon {
         // SIGUSR2 is the test hook (DaemonLog.testHangSeconds); ignored otherwise.
         let signals = try SignalFD(signals: [SIGTERM, SIGINT, SIGHUP, SIGUSR2])
         umask(0o077)
+        // S-50: no core file, no same-uid ptrace, ever holds a passcode.
+        try SecretMemory.forbidCoreDumps()
         raiseOpenFileLimit(for: configuration.daemon.maxConnections)
 
         // The socket first: a second daemon started on a live socket stops

@@ -58,7 +58,7 @@ extension Server {
             return reply(connection, request.tag, ProtocolError(.unavailable,
                 "The event log cannot record events; localauthd refuses to act until it can."))
         }
-        if spec.admin && !connection.isAdmin {
+        if spec.admin && !isAdmin(connection) {
             counters.permissionDenied += 1
             return reply(connection, request.tag, ProtocolError(.permissionDenied, "\(request.verb) needs an administrator."))
         }
@@ -162,11 +162,12 @@ extension Server {
             }
             return connection.peer.uid
         }
-        guard let uid = UserID(text) else {
-            reply(connection, request.tag, ProtocolError(.badArgument, "uid= must be a number."))
+        guard let uid = parseUserID(text) else {
+            reply(connection, request.tag, ProtocolError(.badArgument,
+                "uid= must be a user id in canonical decimal (no sign, no leading zero)."))
             return nil
         }
-        if uid != connection.peer.uid && !connection.isAdmin {
+        if uid != connection.peer.uid && !isAdmin(connection) {
             counters.permissionDenied += 1
             reply(connection, request.tag, ProtocolError(.permissionDenied, "Another user's uid needs an administrator."))
             return nil

@@ -1,6 +1,8 @@
 // Slow passcode work (yescrypt, ~30 ms a hash) runs here, off the event loop,
-// on a small pool of serial queues. Results come back through a mutex-guarded
-// inbox and an eventfd that wakes the loop. For S-7 each verified secret also
+// on `count` workers. Which job runs when is the loop's `PasscodeQueue`
+// (at most `count` at once, one per user, users in turn); this type only
+// runs what it is given. Results come back through a mutex-guarded inbox and
+// an eventfd that wakes the loop. For S-7 each verified secret also
 // gets a fingerprint: SHA-256 under a random key that exists only in this
 // process's memory, so "same wrong passcode twice" can be told without ever
 // storing anything derived from a wrong passcode on disk.
@@ -23,25 +25,27 @@ final class PasscodeWorkers: Sendable {
     }
 
     let wake: EventFD
+    let count: Int
     private let inbox = Mutex<[Completion]>([])
-    private let queues: [DispatchQueue]
-    private let next = Atomic<Int>(0)
+    /// Concurrent: the loop never submits more than `count` jobs at once.
+    private let queue = DispatchQueue(label: "localauthd.passcode", attributes: .concurrent)
     private let fingerprintKey: [UInt8]
 
     init(count: Int) throws {
         wake = try EventFD()
-        queues = (0..<max(1, count)).map { DispatchQueue(label: "localauthd.passcode.\($0)") }
+        self.count = max(1, count)
         fingerprintKey = SecureRandom.bytes(32)
     }
 
     func submit(token: UInt64, _ job: Job) {
-        let index = next.add(1, ordering: .relaxed).oldValue % queues.count
-        queues[index].async { [self] in
+        queue.async { [self] in
             var completion = Completion(token: token, correct: false, hash: nil, fingerprint: [])
             switch job {
             case .verify(var secret, let check):
                 completion.correct = check(secret)
-                completion.fingerprint = SHA256.hash(fingerprintKey + secret)
+                var keyed = fingerprintKey + secret
+                completion.fingerprint = SHA256.hash(keyed)
+                scrub(&keyed)
                 scrub(&secret)
             case .record(var secret, let make):
                 do {
@@ -66,7 +70,7 @@ final class PasscodeWorkers: Sendable {
         }
     }
 
-    private func scrub(_ bytes: inout [UInt8]) {
-        for index in bytes.indices { bytes[index] = 0 }
-    }
 }
+
+/// S-50: overwrites a buffer that held a secret before it is released.
+func scrub(_ bytes: inout [UInt8]) { SecretMemory.wipe(&bytes) }

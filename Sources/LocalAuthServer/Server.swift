@@ -48,7 +48,11 @@ final class Server {
     /// turn costs O(active connections), not O(all connections).
     var needFlush: [Connection] = []
     var counters = Counters()
-    var pendingChecks: [UInt64: PendingCheck] = [:]
+    /// Passcode jobs waiting for a worker (S-46, S-47), and those running.
+    var passcodeQueue: PasscodeQueue<PasscodeJob>
+    var running: [UInt64: PendingCheck] = [:]
+    /// Running jobs whose results are to be ignored (the log failed meanwhile).
+    var abandonedChecks: Set<UInt64> = []
     var nextCheckToken: UInt64 = 1
     /// S-7: fingerprint of each user's last wrong passcode, in memory only.
     var lastWrongPasscode: [UserID: [UInt8]] = [:]
@@ -79,6 +83,11 @@ final class Server {
     let lineBuffer = UnsafeMutableRawBufferPointer.allocate(
         byteCount: LineSplitter.defaultMaximumLineLength, alignment: 8)
     var writer = LineWriter(capacity: 4096)
+    /// Set by a handler whose line carried a secret: `read` wipes the
+    /// buffers that held it once the batch of lines is handled (S-50).
+    var secretSeen = false
+    /// Administrator rights, judged per request (S-51).
+    var adminRights = AdminRights()
     /// Checks each request line in place (its span buffer is reused).
     var requestScanner = RequestScanner()
     /// The last successful can-evaluate reply, rendered.
@@ -99,6 +108,7 @@ final class Server {
         epoll = try Epoll(capacity: 512)
         ticker = try TimerFD()
         workers = try PasscodeWorkers(count: 2)
+        passcodeQueue = PasscodeQueue(workers: workers.count, perUserLimit: Server.passcodeJobsPerUser)
         watchdogInterval = Systemd.watchdogInterval()
         lockedOut = Set(authenticator.state.users.compactMap { $0.value.biometryLockedOut || $0.value.adminLocked ? $0.key : nil })
         try epoll.add(listener, events: .readable, data: Token.listener.rawValue)
@@ -119,17 +129,23 @@ final class Server {
 
     deinit { lineBuffer.deallocate() }
 
+    /// S-47: passcode jobs one user may have waiting (besides the one running).
+    static let passcodeJobsPerUser = 4
+
     /// The wall clock, read at most once per loop turn: the events of one
     /// turn share a time (a turn is bounded by the read budget, far below
     /// the seconds that S-5..S-11 and the prompt timeout measure).
     var now: Int64 {
         if let cached = turnClock { return cached }
-        let current = WallClock.nowMicros()
+        let current = clock.read(wall: WallClock.nowMicros(), boot: BootClock.nowMicros())
         turnClock = current
         return current
     }
     /// `now` of this loop turn, once read.
     var turnClock: Int64?
+    /// Never backwards; after the wall clock is set back it advances with
+    /// CLOCK_BOOTTIME (DaemonClock).
+    lazy var clock = DaemonClock(floor: authenticator.state.clockHighWater)
 
     /// Runs until SIGTERM/SIGINT, then shuts down cleanly (S-32).
     func run() throws {
@@ -228,6 +244,7 @@ final class Server {
         do {
             let fresh = try reload()
             configuration = fresh
+            adminRights.forget()
             run(.applyRules(fresh.rules), connection: nil, tag: nil, now: now)
             DaemonLog.notice("Reloaded the configuration.")
             DaemonLog.warnAboutConfiguration(fresh)
@@ -409,4 +426,9 @@ struct Counters {
     var pendingOverflows = 0
     var permissionDenied = 0
     var requests = 0
+    /// Passcode checks run on a worker, attempts refused unchecked (S-46),
+    /// and jobs refused because their user's queue was full (S-47).
+    var passcodeChecks = 0
+    var passcodeRefused = 0
+    var passcodeBusy = 0
 }

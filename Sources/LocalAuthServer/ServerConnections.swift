@@ -31,7 +31,7 @@ extension Server {
                 try? fd.close()
                 continue
             }
-            let connection = Connection(id: nextConnectionID, fd: fd, peer: peer, isAdmin: isAdministrator(peer.uid))
+            let connection = Connection(id: nextConnectionID, fd: fd, peer: peer, isAdmin: false)
             nextConnectionID += 1
             do {
                 try epoll.add(fd, events: [.readable, .readHangUp], data: connection.id)
@@ -39,17 +39,11 @@ extension Server {
                 try? fd.close()
                 continue
             }
+            _ = isAdmin(connection)
             connections[connection.id] = connection
             connectionsPerUser[peer.uid, default: 0] += 1
             counters.accepted += 1
         }
-    }
-
-    /// Admin = uid 0, the daemon's own uid, or a member of AdminGroup.
-    func isAdministrator(_ uid: UserID) -> Bool {
-        if uid == 0 || uid == daemonUID { return true }
-        guard let group = configuration.daemon.adminGroup, !group.isEmpty else { return false }
-        return (try? Accounts.isMember(uid: uid, ofGroupNamed: group)) ?? false
     }
 
     func connectionEvent(_ id: UInt64, _ events: Epoll.Events) {
@@ -89,6 +83,13 @@ extension Server {
             }
             readBuffer.withUnsafeBytes { connection.splitter.append(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
             processLines(connection)
+            if secretSeen {
+                // S-50: the bytes of a line with a secret leave no copy behind.
+                secretSeen = false
+                readBuffer.withUnsafeMutableBytes { SecretMemory.wipe($0.baseAddress!, count: count) }
+                SecretMemory.wipe(lineBuffer.baseAddress!, count: lineBuffer.count)
+                connection.splitter.wipeReturned()
+            }
             // A short read emptied the socket: epoll is level-triggered and
             // reports the rest (and EOF) next turn; skip the EAGAIN read.
             if count < readBuffer.count { break }

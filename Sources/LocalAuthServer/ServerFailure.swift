@@ -40,7 +40,13 @@ extension Server {
                 markForFlush(connection)
             }
         }
-        pendingChecks.removeAll()
+        // Verdicts still on a worker will not be recorded (the log cannot
+        // take them); the waiting jobs are dropped, their secrets wiped.
+        abandonedChecks.formUnion(running.keys)
+        for var job in passcodeQueue.drainWaiting() {
+            scrub(&job.secret)
+            if case .oldPasscode(_, var newSecret, _, _) = job.purpose { scrub(&newSecret) }
+        }
     }
 
     /// In the tick while failed: try to reopen the log now and then.

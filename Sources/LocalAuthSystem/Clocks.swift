@@ -12,6 +12,15 @@ public enum WallClock {
     }
 }
 
+public enum BootClock {
+    /// CLOCK_BOOTTIME in microseconds: monotonic, counts suspend, cannot be set.
+    public static func nowMicros() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_BOOTTIME, &now)
+        return Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1000
+    }
+}
+
 public enum MonotonicClock {
     /// CLOCK_MONOTONIC in nanoseconds since an arbitrary start (boot).
     public static func nowNanos() -> UInt64 {

@@ -253,6 +253,8 @@ open class LAContext: NSObject, @unchecked Sendable {
         case .reply(let response):
             guard response.status == .ok, let ctx = response.arguments.value(for: "ctx") else {
                 link.close()
+                // The daemon answered: say what it said (unavailable, limit-exceeded...), not "unreachable".
+                if response.status == .err { return .failure(Evaluation.error(from: response)) }
                 return .failure(unreachable(response.message ?? "it refused a new context", errno: EAGAIN))
             }
             // invalidate() may have run while the context was being made: it

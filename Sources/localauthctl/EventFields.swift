@@ -46,6 +46,8 @@ enum EventFields {
             return [uid(u)] + (c.map { [ctx($0)] } ?? []) + (e.map { [eval($0)] } ?? [])
         case .passcodeRejected(let u, let c, let e, let counted):
             return [uid(u)] + (c.map { [ctx($0)] } ?? []) + (e.map { [eval($0)] } ?? []) + [("counted", .bool(counted))]
+        case .passcodeRefused(let u, let c, let e, let retryAfter):
+            return [uid(u)] + (c.map { [ctx($0)] } ?? []) + (e.map { [eval($0)] } ?? []) + [("retry_after", .int(retryAfter))]
         case .evaluationSucceeded(let u, let c, let e, let method):
             return [uid(u), ctx(c), eval(e), ("method", .string(method.rawValue))]
         case .evaluationFailed(let u, let c, let e, let failure):

@@ -45,6 +45,8 @@ final class CodecRoundTripTests: XCTestCase {
         .biometricDisconnected(uid: 1000, ctx: ctx, eval: 3),
         .passcodeSubmitted(uid: 1000, ctx: ctx, eval: 3),
         .contextReleased(uid: 1000, ctx: ctx),
+        .passcodeRefused(uid: 1000, ctx: ctx, eval: 4, retryAfter: 3600),
+        .passcodeRefused(uid: 7, ctx: nil, eval: nil, retryAfter: 0),
     ]
 
     func testEveryEventKindRoundTrips() throws {

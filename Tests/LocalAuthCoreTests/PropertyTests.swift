@@ -84,8 +84,11 @@ struct RandomWorld {
         case 620..<720:
             return .submitPasscode(ctx: promptedContext() ?? someContext())
         case 720..<750:
-            // set-passcode's old secret, checked only when entry is allowed.
-            guard state.passcodeEntryRefusal(uid, now: now) == nil, secret[uid] != nil else { return .expirePrompts }
+            // set-passcode's old secret, checked only when entry is allowed
+            // (else the daemon asks first, S-46, and is refused).
+            guard state.passcodeEntryRefusal(uid, now: now) == nil, secret[uid] != nil else {
+                return .admitPasscodeAttempt(uid: uid, ctx: nil, eval: nil)
+            }
             let attempt = attemptFor(uid)
             let (correct, repeated) = judge(uid, attempt)
             return .passcodeChecked(uid: uid, ctx: nil, eval: nil, correct: correct, repeated: repeated)

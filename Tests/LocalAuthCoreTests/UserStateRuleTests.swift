@@ -159,7 +159,7 @@ final class UserStateRuleTests: XCTestCase {
         XCTAssertEqual(s.user(alice).passcodeFailures, 6)
         s.advance(10)
         s.when(.submitPasscode(ctx: ctx(1)))
-        s.then(failed(alice, ctx(1), 1, retryAfter(50)))
+        s.then(.passcodeRefused(uid: alice, ctx: ctx(1), eval: 1, retryAfter: 50), failed(alice, ctx(1), 1, retryAfter(50)))
         XCTAssertEqual(s.user(alice).passcodeFailures, 6, "a refused attempt does not count")
     }
 
@@ -275,6 +275,7 @@ final class UserStateRuleTests: XCTestCase {
         s.failBiometry(alice, on: ctx(1), times: 5)
         for _ in 0..<8 {
             s.given(.passcodeChecked(uid: alice, ctx: nil, eval: nil, correct: false, repeated: false))
+            s.advance(3600)  // each attempt after its delay (S-46 refuses one during it)
         }
         var user = s.user(alice)
         XCTAssertTrue(user.biometryLockedOut && user.adminLocked)

@@ -79,6 +79,13 @@ ssize_t la_getrandom(void *buf, size_t len, unsigned int flags);
 /// Zeroes memory in a way the compiler may not remove (explicit_bzero).
 void la_scrub(void *buf, size_t len);
 
+// MARK: Core dumps (dumpable.c)
+
+/// prctl(PR_SET_DUMPABLE, dumpable). Returns 0, or -1 with errno.
+int la_set_dumpable(int dumpable);
+/// prctl(PR_GET_DUMPABLE): 0 or 1, or -1 with errno.
+int la_get_dumpable(void);
+
 // MARK: CRC32C (crc32c.c)
 
 /// CRC32C (Castagnoli), standard semantics: la_crc32c(0, "123456789", 9) ==

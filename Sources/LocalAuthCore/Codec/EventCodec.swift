@@ -49,6 +49,9 @@ public enum EventCodec {
         case .passcodeRejected(let uid, let ctx, let eval, let counted):
             w.varint(UInt64(uid)); w.optional(ctx) { $0.context($1) }; w.optional(eval) { $0.varint(UInt64($1)) }
             w.bool(counted)
+        case .passcodeRefused(let uid, let ctx, let eval, let retryAfter):
+            w.varint(UInt64(uid)); w.optional(ctx) { $0.context($1) }; w.optional(eval) { $0.varint(UInt64($1)) }
+            w.svarint(retryAfter)
         case .evaluationSucceeded(let uid, let ctx, let eval, let method):
             w.varint(UInt64(uid)); w.context(ctx); w.varint(UInt64(eval)); w.string(method.rawValue)
         case .evaluationFailed(let uid, let ctx, let eval, let failure):
@@ -149,6 +152,13 @@ public enum EventCodec {
             let ctx = try r.optional { try $0.context() }
             let eval = try r.optional { try $0.u32() }
             return .passcodeRejected(uid: uid, ctx: ctx, eval: eval, counted: try r.bool())
+        case .passcodeRefused:
+            let uid = try r.u32()
+            let ctx = try r.optional { try $0.context() }
+            let eval = try r.optional { try $0.u32() }
+            let retryAfter = try r.svarint()
+            guard retryAfter >= 0 else { throw DecodeError("negative retry-after \(retryAfter)") }
+            return .passcodeRefused(uid: uid, ctx: ctx, eval: eval, retryAfter: retryAfter)
         case .evaluationSucceeded:
             let uid = try r.u32(), ctx = try r.context(), eval = try r.u32()
             return .evaluationSucceeded(uid: uid, ctx: ctx, eval: eval, method: try named(SuccessMethod.init(rawValue:), try r.string()))

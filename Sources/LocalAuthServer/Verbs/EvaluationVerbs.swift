@@ -41,22 +41,30 @@ extension Server {
     }
 
     func passcode(_ request: Request, _ connection: Connection) {
+        secretSeen = true
         guard let ctx = ownedContext(request, connection) else { return }
         guard let secret = request.arguments.value(for: "secret") else {
             return reply(connection, request.tag, ProtocolError(.missingArgument, "secret= is required."))
         }
+        if let error = Server.passcodeLengthError(secret, key: "secret") { return reply(connection, request.tag, error) }
         let current = now
         guard case .success(let planned) = decide(.submitPasscode(ctx: ctx), authenticator.state, now: current) else {
             return reply(connection, request.tag, ProtocolError(.badState, "No passcode prompt is waiting."))
         }
+        // S-47: the subject's queue is full: the prompt stays, nothing counts.
+        if let submitted = planned.last, case .passcodeSubmitted(let uid, _, _) = submitted.body,
+           !passcodeQueue.hasRoom(for: uid) {
+            counters.passcodeBusy += 1
+            return reply(connection, request.tag, Server.passcodeQueueFull)
+        }
         replyOK(connection, request.tag)
         let outcome = run(.submitPasscode(ctx: ctx), connection: connection, tag: request.tag, now: current)
         guard case .events = outcome else { return }
-        // A refusal (delay started elsewhere) ended the evaluation: no check.
-        guard let submitted = planned.last, case .passcodeSubmitted(let uid, _, let eval) = submitted.body else { return }
-        let token = nextCheckToken
-        nextCheckToken += 1
-        pendingChecks[token] = .evaluation(uid: uid, ctx: ctx, eval: eval)
-        workers.submit(token: token, .verify(secret: Array(secret.utf8), check: passcodes.checker(for: uid)))
+        // A refusal (a delay or lock, S-46) ended the evaluation: no check.
+        guard let submitted = planned.last, case .passcodeSubmitted(let uid, _, let eval) = submitted.body else {
+            counters.passcodeRefused += 1
+            return
+        }
+        queuePasscodeJob(.evaluation(uid: uid, ctx: ctx, eval: eval), uid: uid, secret: Array(secret.utf8), nil, nil)
     }
 }

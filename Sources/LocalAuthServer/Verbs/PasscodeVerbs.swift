@@ -1,22 +1,42 @@
-// set-passcode and clear-passcode (S-36), and the completion of every
-// passcode check that ran on a worker. A user changing their own passcode
+// set-passcode and clear-passcode (S-36). A user changing their own passcode
 // proves the old one first, as a counted attempt (S-5); the verdict is
-// recorded (and durable, S-40) before anybody hears it.
+// recorded (and durable, S-40) before anybody hears it. Every slow passcode
+// job (a check, a new hash) waits in the `PasscodeQueue` (S-46, S-47); its
+// running and its verdict are in PasscodeChecks.swift.
 import LocalAuthCore
 import LocalAuthProtocol
 import LocalAuthSystem
 
-/// A passcode check in flight on a worker, and what to do with its verdict.
+/// A passcode job in flight or waiting, and what to do with its result.
 enum PendingCheck {
     case evaluation(uid: UserID, ctx: ContextID, eval: EvaluationID)
     case oldPasscode(uid: UserID, newSecret: [UInt8], connection: Connection.ID, tag: String)
     case newHash(uid: UserID, connection: Connection.ID, tag: String, by: UserID)
 }
 
+extension PendingCheck {
+    /// The user whose passcode the job is about (the queue's key).
+    var uid: UserID {
+        switch self {
+        case .evaluation(let uid, _, _), .oldPasscode(let uid, _, _, _), .newHash(let uid, _, _, _): return uid
+        }
+    }
+}
+
+/// A queued job: its purpose and the secret it needs (wiped once used).
+struct PasscodeJob {
+    var token: UInt64
+    var purpose: PendingCheck
+    var secret: [UInt8]
+}
+
 extension Server {
     static let minimumPasscodeLength = 4
+    /// Bytes of a passcode (and of `old-secret=`): PAM's own answer limit.
+    static let maximumPasscodeLength = 512
 
     func setPasscode(_ request: Request, _ connection: Connection) {
+        secretSeen = true
         guard let uid = targetUID(request, connection) else { return }
         guard let secret = request.arguments.value(for: "secret") else {
             return reply(connection, request.tag, ProtocolError(.missingArgument, "secret= is required."))
@@ -25,23 +45,29 @@ extension Server {
             return reply(connection, request.tag, ProtocolError(.badArgument,
                 "A passcode needs at least \(Server.minimumPasscodeLength) characters."))
         }
-        let token = nextCheckToken
-        nextCheckToken += 1
+        if let error = Server.passcodeLengthError(secret, key: "secret") { return reply(connection, request.tag, error) }
         let ownPasscode = uid == connection.peer.uid
         if ownPasscode, passcodes.isSet(uid) {
             guard let old = request.arguments.value(for: "old-secret") else {
                 return reply(connection, request.tag, ProtocolError(.missingArgument,
                     "old-secret= is required to change an existing passcode."))
             }
-            if let refusal = authenticator.state.passcodeEntryRefusal(uid, now: now) {
-                return reply(connection, request.tag, refusal)
-            }
-            pendingChecks[token] = .oldPasscode(uid: uid, newSecret: Array(secret.utf8), connection: connection.id, tag: request.tag)
-            workers.submit(token: token, .verify(secret: Array(old.utf8), check: passcodes.checker(for: uid)))
+            if let error = Server.passcodeLengthError(old, key: "old-secret") { return reply(connection, request.tag, error) }
+            // S-46: refused at once during a delay or a lock, unchecked, with
+            // the one answer every attempt then gets.
+            if refuseSetPasscodeAttempt(uid, connection, request.tag) { return }
+            queuePasscodeJob(.oldPasscode(uid: uid, newSecret: Array(secret.utf8), connection: connection.id, tag: request.tag),
+                             uid: uid, secret: Array(old.utf8), connection, request.tag)
         } else {
-            pendingChecks[token] = .newHash(uid: uid, connection: connection.id, tag: request.tag, by: connection.peer.uid)
-            workers.submit(token: token, .record(secret: Array(secret.utf8), make: passcodes.recordMaker))
+            queuePasscodeJob(.newHash(uid: uid, connection: connection.id, tag: request.tag, by: connection.peer.uid),
+                             uid: uid, secret: Array(secret.utf8), connection, request.tag)
         }
+    }
+
+    /// `bad-argument` naming the limit for a secret longer than the protocol allows.
+    static func passcodeLengthError(_ secret: String, key: String) -> ProtocolError? {
+        guard secret.utf8.count > maximumPasscodeLength else { return nil }
+        return ProtocolError(.badArgument, "\(key)= is limited to \(maximumPasscodeLength) bytes.")
     }
 
     func clearPasscode(_ request: Request, _ connection: Connection) {
@@ -58,69 +84,46 @@ extension Server {
         replyOK(connection, request.tag)
     }
 
-    func completePasscodeChecks() {
-        for completion in workers.drain() {
-            guard let check = pendingChecks.removeValue(forKey: completion.token) else { continue }
-            switch check {
-            case .evaluation(let uid, let ctx, let eval):
-                let repeated = judge(uid, completion)
-                run(.passcodeChecked(uid: uid, ctx: ctx, eval: eval, correct: completion.correct, repeated: repeated),
-                    connection: nil, tag: nil, now: now)
-            case .oldPasscode(let uid, let newSecret, let id, let tag):
-                let repeated = judge(uid, completion)
-                let outcome = run(.passcodeChecked(uid: uid, ctx: nil, eval: nil, correct: completion.correct, repeated: repeated),
-                                  connection: nil, tag: nil, now: now)
-                let connection = connections[id]
-                // Only a recorded acceptance lets the change go on: a correct
-                // old passcode of an admin-locked user is still refused (S-6).
-                var accepted = false
-                if case .events(let events) = outcome {
-                    accepted = events.contains { if case .passcodeAccepted = $0.body { return true } else { return false } }
-                }
-                guard accepted else {
-                    if let connection, events(outcome, connection, tag) != nil {
-                        var failure = Failure(.authenticationFailed,
-                                              message: completion.correct ? "Passcode entry is disabled." : "The old passcode is wrong.")
-                        let retry = authenticator.state.passcodeRetryAfter(uid, now: now)
-                        if retry > 0 { failure.retryAfter = retry }
-                        failure.adminLocked = authenticator.state.user(uid).adminLocked
-                        reply(connection, tag, failure)
-                    }
-                    continue
-                }
-                let token = nextCheckToken
-                nextCheckToken += 1
-                pendingChecks[token] = .newHash(uid: uid, connection: id, tag: tag, by: uid)
-                workers.submit(token: token, .record(secret: newSecret, make: passcodes.recordMaker))
-            case .newHash(let uid, let id, let tag, let by):
-                let connection = connections[id]
-                guard let hash = completion.hash else {
-                    DaemonLog.error("Failed to hash a passcode: \(completion.error ?? "unknown error")")
-                    if let connection { reply(connection, tag, ProtocolError(.internal, "Failed to hash the passcode.")) }
-                    continue
-                }
-                do {
-                    try passcodes.commit(hash, for: uid)
-                } catch {
-                    DaemonLog.error("Failed to write the passcode store: \(error)")
-                    if let connection { reply(connection, tag, ProtocolError(.internal, "Failed to write the passcode store.")) }
-                    continue
-                }
-                lastWrongPasscode[uid] = nil
-                let outcome = run(.changePasscode(uid: uid, set: true, by: by), connection: connection, tag: tag, now: now)
-                if let connection, events(outcome, connection, tag) != nil { replyOK(connection, tag) }
-            }
+    /// Queues a job for `uid` (the subject, whoever asked), or answers
+    /// `busy` when the user already has as many waiting as allowed (S-47).
+    func queuePasscodeJob(_ purpose: PendingCheck, uid: UserID, secret: [UInt8],
+                          _ connection: Connection?, _ tag: String?) {
+        var secret = secret
+        let token = nextCheckToken
+        nextCheckToken += 1
+        guard passcodeQueue.enqueue(PasscodeJob(token: token, purpose: purpose, secret: secret), for: uid) else {
+            scrub(&secret)
+            if case .oldPasscode(_, var newSecret, _, _) = purpose { scrub(&newSecret) }
+            counters.passcodeBusy += 1
+            if let connection, let tag { reply(connection, tag, Server.passcodeQueueFull) }
+            return
         }
+        startPasscodeJobs()
     }
 
-    /// S-7: whether this wrong attempt repeats the previous wrong one.
-    private func judge(_ uid: UserID, _ completion: PasscodeWorkers.Completion) -> Bool {
-        if completion.correct {
-            lastWrongPasscode[uid] = nil
+    static let passcodeQueueFull = ProtocolError(.busy,
+        "Too many passcode checks are waiting for this user; wait for their answers.")
+
+    /// S-46 for set-passcode: true (and answered) when entry is refused now.
+    func refuseSetPasscodeAttempt(_ uid: UserID, _ connection: Connection?, _ tag: String?) -> Bool {
+        let outcome = run(.admitPasscodeAttempt(uid: uid, ctx: nil, eval: nil), connection: connection, tag: tag, now: now)
+        switch outcome {
+        case .events(let events) where events.isEmpty:
             return false
+        case .events:
+            counters.passcodeRefused += 1
+            if let connection, let tag { replyPasscodeRefusal(uid, connection, tag) }
+        case .rejected, .unavailable:
+            if let connection, let tag { _ = events(outcome, connection, tag) }
         }
-        let repeated = lastWrongPasscode[uid] == completion.fingerprint
-        lastWrongPasscode[uid] = completion.fingerprint
-        return repeated
+        return true
+    }
+
+    /// The answer to any set-passcode attempt during a delay or a lock: the
+    /// core's, identical whatever the attempt held (S-46).
+    func replyPasscodeRefusal(_ uid: UserID, _ connection: Connection, _ tag: String) {
+        let failure = authenticator.state.passcodeEntryRefusal(uid, now: now)
+            ?? Failure(.authenticationFailed, message: "Passcode entry is disabled.")
+        reply(connection, tag, failure)
     }
 }

@@ -30,6 +30,8 @@ extension Server {
             ("lines-too-long", String(counters.linesTooLong)), ("idle-line-timeouts", String(counters.idleLineTimeouts)),
             ("pending-overflows", String(counters.pendingOverflows)), ("permission-denied", String(counters.permissionDenied)),
             ("log-seq", String(authenticator.recorder.lastSeq)), ("durable-seq", String(authenticator.recorder.durableSeq)),
+            ("passcode-checks", String(counters.passcodeChecks)), ("passcode-refused", String(counters.passcodeRefused)),
+            ("passcode-busy", String(counters.passcodeBusy)), ("passcode-queued", String(passcodeQueue.waitingCount)),
         ])
     }
 }
