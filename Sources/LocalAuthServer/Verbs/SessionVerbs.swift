@@ -32,6 +32,7 @@ extension Server {
             ("log-seq", String(authenticator.recorder.lastSeq)), ("durable-seq", String(authenticator.recorder.durableSeq)),
             ("passcode-checks", String(counters.passcodeChecks)), ("passcode-refused", String(counters.passcodeRefused)),
             ("passcode-busy", String(counters.passcodeBusy)), ("passcode-queued", String(passcodeQueue.waitingCount)),
+            ("passcode-running", String(running.count)),
         ])
     }
 }

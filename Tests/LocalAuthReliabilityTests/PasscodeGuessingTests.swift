@@ -1,0 +1,204 @@
+// Issue 15 items 1 and 3, against the real daemon: passcode guesses
+// pipelined over one connection or many never buy more checks than S-5
+// allows, never reveal whether a guess made during a delay was right (S-46),
+// and one user's queue of passcode work does not hold up another's (S-47).
+// Every assertion counts (checks run, events logged, answers), none times.
+import LocalAuthCore
+import LocalAuthProtocol
+import LocalAuthTestSupport
+import XCTest
+
+final class PasscodeGuessingTests: ReliabilityTestCase {
+    private func stat(_ admin: Client, _ key: String) throws -> Int {
+        let reply = try admin.request("\(tag("stats")) stats")
+        guard let value = reply[key].flatMap({ Int($0) }) else { throw HarnessError("stats without \(key): \(reply)") }
+        return value
+    }
+
+    /// The answer with its tag and the seconds left taken out: what must be
+    /// identical for every attempt during a delay.
+    private func shape(_ response: Response) -> String {
+        "\(response.status) \(response.errorDomain ?? "") \(response.errorName ?? "") \(response.message ?? "")"
+            + " \(response["reason"] ?? "") \(response["retry-after"] == nil ? "no-delay" : "delay")"
+    }
+
+    /// Attack 1: a delay runs; 40 `set-passcode old-secret=GUESS` lines in
+    /// one write, the right one 30th. None is checked, all get one answer,
+    /// and the passcode is unchanged.
+    func testPipelinedOldSecretGuessesDuringADelayAreNeverCheckedAndAllLookAlike() throws {
+        let daemon = try startDaemon(configuration: configuration(passcode: ["DelayAfterFailures=6", "BackoffSec=900"]))
+        let admin = try daemon.connect()
+        let right = Secrets.make("R1ghtGuess")
+        try prepareUser(admin, uid: 0, passcode: right, enroll: false)
+        let user = try daemon.connect()
+        for attempt in 1...6 {
+            let reply = try user.request("w\(attempt) set-passcode secret=Newpass1 old-secret=\(Secrets.make("Wr0ng\(attempt)"))")
+            XCTAssertEqual(reply.errorName, "authenticationFailed", "attempt \(attempt): \(reply)")
+        }
+        XCTAssertEqual(try status(admin, uid: 0)["passcode-failures"], "6")
+        let checksBefore = try stat(admin, "passcode-checks")
+
+        var lines = ""
+        for guess in 1...40 {
+            let old = guess == 30 ? right : Secrets.make("Gu3ss\(guess)")
+            lines += "g\(guess) set-passcode secret=Newpass1 old-secret=\(old)\n"
+        }
+        try user.sendRaw(Array(lines.utf8))
+        var answers: [String: Response] = [:]
+        while answers.count < 40 {
+            let reply = try user.next()
+            answers[reply.tag] = reply
+        }
+        let shapes = Set(answers.values.map(shape))
+        XCTAssertEqual(shapes.count, 1, "answers during a delay differ: \(shapes)")
+        XCTAssertEqual(answers["g30"]?.errorName, "authenticationFailed", "the right guess was not refused: \(String(describing: answers["g30"]))")
+        XCTAssertEqual(answers["g30"]?.message, "Passcode entry is disabled.")
+        XCTAssertNotNil(answers["g30"]?["retry-after"])
+        XCTAssertEqual(try stat(admin, "passcode-checks"), checksBefore, "a passcode was checked during its delay")
+        XCTAssertEqual(try status(admin, uid: 0)["passcode-failures"], "6", "refused attempts were counted")
+
+        let log = try LogContents(stateDirectory: daemon.stateDirectory)
+        XCTAssertEqual(log.events.filter { $0.body.kind == .passcodeRefused }.count, 40)
+        XCTAssertFalse(log.events.contains { $0.body.kind == .passcodeAccepted }, "a guess was accepted")
+        XCTAssertEqual(log.events.filter { if case .passcodeChanged(0, true, _) = $0.body { return true } else { return false } }.count,
+                       1, "the passcode was changed")
+        // The old passcode still works once an administrator lifts the delay.
+        XCTAssertOK(try admin.request("r1 reset uid=0"))
+        XCTAssertOK(try user.request("ok set-passcode secret=Newpass1 old-secret=\(right)"))
+    }
+
+    /// The delay is judged again before each queued check: five wrong
+    /// attempts behind, five guesses queued at once (the right one last).
+    /// The first starts the delay; the four behind it are refused unchecked.
+    func testQueuedGuessesAreJudgedAgainWhenTheirTurnComes() throws {
+        let daemon = try startDaemon(configuration: configuration(passcode: ["DelayAfterFailures=6", "BackoffSec=900"]))
+        let admin = try daemon.connect()
+        let right = Secrets.make("R1ghtQueued")
+        try prepareUser(admin, uid: 0, passcode: right, enroll: false)
+        let user = try daemon.connect()
+        for attempt in 1...5 {
+            _ = try user.request("w\(attempt) set-passcode secret=Newpass1 old-secret=\(Secrets.make("Wr0ngQ\(attempt)"))")
+        }
+        let checksBefore = try stat(admin, "passcode-checks")
+        var lines = ""
+        for guess in 1...5 {
+            lines += "q\(guess) set-passcode secret=Newpass1 old-secret=\(guess == 5 ? right : Secrets.make("Gu3ssQ\(guess)"))\n"
+        }
+        try user.sendRaw(Array(lines.utf8))
+        var answers: [String: Response] = [:]
+        while answers.count < 5 {
+            let reply = try user.next()
+            answers[reply.tag] = reply
+        }
+        XCTAssertEqual(answers["q1"]?.message, "The old passcode is wrong.", "the first guess is checked: \(String(describing: answers["q1"]))")
+        XCTAssertNotNil(answers["q1"]?["retry-after"], "the sixth failure starts the delay")
+        let refused = Set((2...5).compactMap { answers["q\($0)"] }.map(shape))
+        XCTAssertEqual(refused.count, 1, "the queued guesses got different answers: \(refused)")
+        XCTAssertEqual(answers["q5"]?.message, "Passcode entry is disabled.")
+        XCTAssertEqual(try stat(admin, "passcode-checks") - checksBefore, 1, "a queued guess was checked after the delay began")
+        XCTAssertEqual(try status(admin, uid: 0)["passcode-failures"], "6")
+    }
+
+    /// Attack 1, the evaluation path: five failures behind, twenty contexts,
+    /// each `evaluate policy=owner` + `passcode`, pipelined in one write (the
+    /// right guess second). The first check starts the delay; every attempt
+    /// queued behind it is refused unchecked; no evaluation succeeds.
+    func testPipelinedEvaluationsCannotCheckPasscodesPastTheDelay() throws {
+        let daemon = try startDaemon(configuration: configuration(passcode: ["DelayAfterFailures=6", "BackoffSec=3600"]))
+        let admin = try daemon.connect()
+        let right = Secrets.make("R1ghtEval")
+        try prepareUser(admin, uid: 0, passcode: right, enroll: false)
+        let user = try daemon.connect()
+        for attempt in 1...5 {
+            _ = try user.request("w\(attempt) set-passcode secret=Newpass1 old-secret=\(Secrets.make("Wr0ngE\(attempt)"))")
+        }
+        var contexts: [String] = []
+        for _ in 0..<20 { contexts.append(try newContext(user)) }
+        let checksBefore = try stat(admin, "passcode-checks")
+        var lines = ""
+        for (index, ctx) in contexts.enumerated() {
+            let guess = index == 1 ? right : Secrets.make("Gu3ssE\(index)")
+            lines += "e\(index) evaluate ctx=\(ctx) policy=owner reason=guess\np\(index) passcode ctx=\(ctx) secret=\(guess)\n"
+        }
+        try user.sendRaw(Array(lines.utf8))
+        // Every passcode line is answered at once: OK (queued), busy (the
+        // user's queue is full: that evaluation stays at its prompt), or
+        // bad-state (its evaluation already ended, refused during the delay).
+        var passcodeAnswers: [Int: Response] = [:]
+        var finals: [String: Response] = [:]
+        func take(_ reply: Response) {
+            if reply.tag.hasPrefix("p"), let index = Int(reply.tag.dropFirst()) { passcodeAnswers[index] = reply }
+            if reply.tag.hasPrefix("e"), reply.status != .prompt { finals[reply.tag] = reply }
+        }
+        while passcodeAnswers.count < 20 { take(try user.next()) }
+        for (index, reply) in passcodeAnswers where reply.errorName == "busy" {
+            try user.send("c\(index) cancel ctx=\(contexts[index])")
+        }
+        for (index, reply) in passcodeAnswers where reply.status == .err {
+            XCTAssertTrue(["busy", "bad-state"].contains(reply.errorName ?? ""), "passcode \(index): \(reply)")
+        }
+        while finals.count < 20 { take(try user.next()) }
+        // Verdicts may still be on their way (a preempted evaluation's check
+        // still counts): wait until no passcode job waits or runs.
+        for _ in 0..<300 where try stat(admin, "passcode-queued") + stat(admin, "passcode-running") > 0 { usleep(20_000) }
+        XCTAssertEqual(try stat(admin, "passcode-queued") + stat(admin, "passcode-running"), 0)
+        XCTAssertEqual(try stat(admin, "passcode-checks") - checksBefore, 1, "an attempt queued behind the delay was checked")
+        XCTAssertFalse(finals.values.contains { $0.status == .ok }, "an evaluation succeeded: \(finals.values.filter { $0.status == .ok })")
+        XCTAssertEqual(try status(admin, uid: 0)["passcode-failures"], "6")
+        let log = try LogContents(stateDirectory: daemon.stateDirectory)
+        XCTAssertFalse(log.events.contains { $0.body.kind == .passcodeAccepted }, "a guess was accepted")
+    }
+
+    /// Attack 3: one user queues 200 passcode hashes; another user's check
+    /// does not wait behind them. Counted in the log: between the second
+    /// user's request and its verdict, at most one job per worker of the
+    /// first user completes (it was hundreds before S-47).
+    func testOneUsersQueueDoesNotHoldUpAnothersCheck() throws {
+        let daemon = try startDaemon()
+        let admin = try daemon.connect()
+        let victim: UInt32 = 4242
+        let victimPass = Secrets.make("V1ctimPass")
+        XCTAssertOK(try admin.request("vp set-passcode uid=\(victim) secret=\(victimPass)"))
+        let flooder = try daemon.connect()
+        var lines = ""
+        for index in 0..<200 { lines += "f\(index) set-passcode secret=\(Secrets.make("Fl00d\(index)"))\n" }
+        try flooder.sendRaw(Array(lines.utf8))
+        // The flood is in: wait until its first answers come (observable), then ask for the victim.
+        _ = try flooder.next()
+        XCTAssertLessThanOrEqual(try stat(admin, "passcode-queued"), Limits.passcodeJobsPerUser, "one user queued more than the cap")
+        let before = try stat(admin, "log-seq")
+        let victimAdmin = try daemon.connect()
+        let answer = try victimAdmin.request("v1 set-passcode uid=\(victim) secret=\(Secrets.make("V1ctimNew"))")
+        XCTAssertOK(answer)
+        var busy = 0
+        var answered = 1
+        while answered < 200 {
+            if try flooder.next().errorName == "busy" { busy += 1 }
+            answered += 1
+        }
+        XCTAssertGreaterThanOrEqual(busy, 190, "the flooder's queue was not capped")
+        let log = try LogContents(stateDirectory: daemon.stateDirectory)
+        guard let victimSeq = log.events.first(where: {
+            if case .passcodeChanged(victim, true, 0) = $0.body { return $0.seq > before } else { return false }
+        })?.seq else { return XCTFail("the victim's change is not in the log") }
+        let flooderJobsBetween = log.events.filter {
+            if case .passcodeChanged(0, true, _) = $0.body { return $0.seq > before && $0.seq < victimSeq } else { return false }
+        }.count
+        XCTAssertLessThanOrEqual(flooderJobsBetween, 2, "the victim's job waited behind \(flooderJobsBetween) of the flooder's")
+    }
+
+    /// Item 12: a secret longer than the protocol allows is refused with the limit.
+    func testOverlongSecretsAreBadArgumentNamingTheLimit() throws {
+        let daemon = try startDaemon()
+        let admin = try daemon.connect()
+        let long = String(repeating: "x", count: 600)
+        let reply = try admin.request("l1 set-passcode secret=\(long)")
+        XCTAssertProtocolError(reply, "bad-argument")
+        XCTAssertTrue(reply.message?.contains("512") == true, "the limit is not named: \(reply)")
+    }
+}
+
+enum Limits {
+    /// LocalAuthServer's cap of waiting passcode jobs per user (S-47).
+    static let passcodeJobsPerUser = 4
+}
