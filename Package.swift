@@ -62,6 +62,10 @@ let package = Package(
         .testTarget(name: "LocalAuthSystemTests", dependencies: ["LocalAuthSystem"]),
         .testTarget(name: "LocalAuthLogTests", dependencies: ["LocalAuthLog", "LocalAuthCore", "LocalAuthSystem"]),
         .testTarget(name: "LocalAuthenticationTests", dependencies: ["LocalAuthentication", "LocalAuthTestSupport"]),
+        // Swift 5 language mode, as most iOS code is: the API-shape file
+        // (a symlink to LocalAuthenticationTests') and LAContext mocks.
+        .testTarget(name: "LocalAuthenticationSwift5Tests", dependencies: ["LocalAuthentication"],
+                    swiftSettings: [.swiftLanguageMode(.v5)]),
         // Harness shared by the tests that run the real binaries (only tests use it).
         .target(name: "LocalAuthTestSupport", dependencies: ["LocalAuthProtocol", "LocalAuthSystem"],
                 path: "Tests/LocalAuthTestSupport"),

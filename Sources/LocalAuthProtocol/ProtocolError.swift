@@ -15,6 +15,10 @@ public enum ProtocolErrorName: String, Sendable, CaseIterable, Hashable {
     case lineTooLong = "line-too-long"
     case unavailable = "unavailable"
     case `internal` = "internal"
+    /// Version 1.1: no right of that identifier (`right-state`, `right-*`).
+    case unknownRight = "unknown-right"
+    /// Version 1.1: `right-secret` on a context where the right is not authorized.
+    case notAuthorized = "not-authorized"
 
     public var wireName: String { rawValue }
 

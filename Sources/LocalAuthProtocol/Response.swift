@@ -10,6 +10,8 @@ public struct Response: Sendable, Equatable {
         case prompt = "PROMPT"
         /// Only as `* BYE reason=...` before the daemon closes.
         case bye = "BYE"
+        /// Version 1.1: a `watch`'s state line, on the watch's tag (not final).
+        case state = "STATE"
     }
 
     /// The request's tag, or `*`.
@@ -53,7 +55,7 @@ public struct Response: Sendable, Equatable {
         let statusStart = index
         while index < line.count, line[index] != ASCII.space { index += 1 }
         guard let status = Status(rawValue: Grammar.string(line, statusStart..<index)) else {
-            throw ProtocolError(.badSyntax, "Unknown status in reply: expected OK, ERR, PROMPT or BYE.")
+            throw ProtocolError(.badSyntax, "Unknown status in reply: expected OK, ERR, PROMPT, BYE or STATE.")
         }
         var scanner = ArgumentScanner(bytes: line, index: index)
         let arguments = try scanner.scanArguments()

@@ -27,6 +27,15 @@ public enum Verb: String, Sendable, CaseIterable, Hashable {
     case reset
     case quit
     case stats
+    // Version 1.1 additions (PROTOCOL.md): LAEnvironment's watch, LARight's rights.
+    case watch
+    case cancelWatch = "cancel-watch"
+    case rightSave = "right-save"
+    case rightState = "right-state"
+    case rightRemove = "right-remove"
+    case rightAuthorize = "right-authorize"
+    case rightDeauthorize = "right-deauthorize"
+    case rightSecret = "right-secret"
 
     public var wireName: String { rawValue }
 
@@ -47,6 +56,12 @@ public enum Verb: String, Sendable, CaseIterable, Hashable {
         case .clearPasscode, .unlocked, .reset: return ["uid"]
         case .enroll, .unenroll: return ["uid", "template"]
         case .sensor: return ["uid", "result", "template", "message"]
+        case .watch, .cancelWatch: return ["uid"]
+        case .rightSave: return ["identifier", "requirement", "secret"]
+        case .rightState: return ["identifier"]
+        case .rightRemove: return ["identifier", "all"]
+        case .rightAuthorize: return ["ctx", "identifier", "reason"]
+        case .rightDeauthorize, .rightSecret: return ["ctx", "identifier"]
         }
     }
 }

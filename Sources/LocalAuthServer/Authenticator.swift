@@ -13,6 +13,11 @@ final class Authenticator {
     private(set) var revealGate: UInt64 = 0
     /// Called with the seq of every event after it is recorded and folded.
     var observe: (UInt64) -> Void = { _ in }
+    /// Users someone watches (`watch`), and those of them that an event
+    /// touched since the server last looked (WatchVerbs.swift). Empty sets
+    /// while nobody watches: one `isEmpty` per event is all it costs then.
+    var watched: Set<UserID> = []
+    private(set) var touched: Set<UserID> = []
 
     init(state: AuthState, recorder: EventRecorder) {
         self.state = state
@@ -86,8 +91,29 @@ final class Authenticator {
         }
         state.apply(event)
         if event.body.isDurableBeforeReply { revealGate = seq }
+        if !watched.isEmpty { touch(event.body) }
         observe(seq)
         return nil
+    }
+
+    /// Notes a watched user whose state an event may have changed (a
+    /// policy check changes none of the watched fields, so the hot
+    /// `canEvaluate` path never comes here).
+    private func touch(_ body: EventBody) {
+        if let uid = body.uid {
+            if watched.contains(uid) { touched.insert(uid) }
+        } else {
+            switch body {
+            case .rulesApplied, .logRepaired: touched.formUnion(watched)
+            default: break
+            }
+        }
+    }
+
+    /// The touched users, forgotten.
+    func takeTouched() -> Set<UserID> {
+        defer { touched.removeAll() }
+        return touched
     }
 
     /// The seq that output produced now must wait for (0 = none). If the log

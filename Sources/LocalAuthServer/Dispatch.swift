@@ -41,6 +41,8 @@ extension Server {
         VerbSpec(verb: .unlocked, admin: true, handler: { $0.unlocked($1, $2) }),
         VerbSpec(verb: .reset, admin: true, handler: { $0.reset($1, $2) }),
         VerbSpec(verb: .stats, admin: true, handler: { $0.stats($1, $2) }),
+        VerbSpec(verb: .watch, handler: { $0.watch($1, $2) }),
+        VerbSpec(verb: .cancelWatch, handler: { $0.cancelWatch($1, $2) }),
     ].map { ($0.verb.rawValue, $0) }
 
     /// What still works while the log cannot record (fail closed).

@@ -94,6 +94,8 @@ final class Server {
     let checkedReplies = CheckedReplies()
     /// Reloads the configuration files (SIGHUP); nil = nothing to reload.
     var reload: (() throws -> DaemonConfiguration)?
+    /// `watch`es (WatchVerbs.swift); empty unless someone watches.
+    var watches = WatchTable()
 
     init(configuration: DaemonConfiguration, authenticator: Authenticator, listener: FileDescriptor,
          signals: SignalFD, durabilityWake: EventFD, passcodes: PasscodeBackend, version: String) throws {
@@ -167,6 +169,7 @@ final class Server {
                 default: connectionEvent(event.data, event.events)
                 }
             }
+            notifyWatchers()
             writeLog()
             if logFailure == nil, let failure = authenticator.recorder.failure { failClosed(failure) }
             releaseDurableOutput()

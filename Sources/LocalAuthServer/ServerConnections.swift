@@ -179,6 +179,7 @@ extension Server {
         // number may be reused at once (a new segment, a snapshot file).
         connection.closing = true
         if !connection.contexts.isEmpty { endContexts(of: connection) }
+        if !watches.isEmpty { forgetWatches(of: connection) }
         try? epoll.remove(connection.fd)
         try? connection.fd.close()
         connections[connection.id] = nil

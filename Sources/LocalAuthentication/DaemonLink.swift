@@ -42,6 +42,8 @@ final class DaemonLink: @unchecked Sendable {
     private let lock = NSLock()
     private var splitter = LineSplitter()
     private var handlers: [String: @Sendable (LinkEvent) -> Void] = [:]
+    /// Tags whose handler stays after the final reply (a `watch`'s STATE lines follow its OK).
+    private var lasting: Set<String> = []
     private var counter = 0
     private var lostReason: String?
     private let queue = DispatchQueue(label: "LocalAuthentication.DaemonLink.reader")
@@ -110,7 +112,8 @@ final class DaemonLink: @unchecked Sendable {
     /// Sends a request; `handler` gets its replies on the reader queue, up to
     /// and including the final one, or `.lost`. Returns the tag.
     @discardableResult
-    func send(_ verb: String, _ arguments: [(String, String)], handler: (@Sendable (LinkEvent) -> Void)?) -> String {
+    func send(_ verb: String, _ arguments: [(String, String)], lasting keep: Bool = false,
+              handler: (@Sendable (LinkEvent) -> Void)?) -> String {
         lock.lock()
         counter += 1
         let tag = "la\(counter)"
@@ -120,6 +123,7 @@ final class DaemonLink: @unchecked Sendable {
             return tag
         }
         if let handler { handlers[tag] = handler }
+        if keep { lasting.insert(tag) }
         var writer = LineWriter()
         writer.beginRequest(tag: tag, verb: verb)
         for (key, value) in arguments { writer.append(key: key, value: value) }
@@ -128,6 +132,14 @@ final class DaemonLink: @unchecked Sendable {
         lock.unlock()
         if !written { queue.async { self.lose("writing to localauthd failed: \(String(cString: strerror(errno)))") } }
         return tag
+    }
+
+    /// Stops routing a lasting tag's replies (after `cancel-watch`).
+    func forget(_ tag: String) {
+        lock.withLock {
+            handlers[tag] = nil
+            lasting.remove(tag)
+        }
     }
 
     /// Sends a request and waits for its final reply (never call from the reader queue).
@@ -186,7 +198,10 @@ final class DaemonLink: @unchecked Sendable {
         }
         let handler: (@Sendable (LinkEvent) -> Void)? = lock.withLock {
             let handler = handlers[response.tag]
-            if response.isFinal { handlers[response.tag] = nil }
+            if response.isFinal, !lasting.contains(response.tag) || response.status == .err {
+                handlers[response.tag] = nil
+                lasting.remove(response.tag)
+            }
             return handler
         }
         handler?(.reply(response))

@@ -21,7 +21,7 @@ import Dispatch
 import Foundation
 import LocalAuthProtocol
 
-open class LAContext: NSObject, @unchecked Sendable {
+open class LAContext: NSObject {
     /// The process-wide prompt handler, used when a context has none of its
     /// own. Initially the controlling terminal; nil means no handler at all
     /// (a passcode prompt then ends the evaluation with `notInteractive`).
@@ -53,6 +53,8 @@ open class LAContext: NSObject, @unchecked Sendable {
     private var _interactionNotAllowed = false
     /// Wire keys of properties changed since the last `set`.
     private var dirty: [String] = []
+    /// `setCredential`'s credentials: kept here, never sent.
+    private let credentials = CredentialSlots()
 
     private let replyQueue = DispatchQueue(label: "LocalAuthentication.LAContext.reply")
     private let promptQueue = DispatchQueue(label: "LocalAuthentication.LAContext.prompt")
@@ -78,7 +80,35 @@ open class LAContext: NSObject, @unchecked Sendable {
     open var biometryType: LABiometryType { lock.withLock { _biometryType } }
 
     /// The enrolled set's token after a successful biometric check or evaluation (S-10).
+    /// Deprecated in iOS 18 as on Apple's SDK (Apple-platform attributes only,
+    /// so code that still reads it compiles here without warnings).
+    @available(iOS, introduced: 9.0, deprecated: 18.0, message: "Use domainState.biometry.stateHash instead.")
+    @available(macOS, introduced: 10.11, deprecated: 15.0, message: "Use domainState.biometry.stateHash instead.")
     open var evaluatedPolicyDomainState: Data? { lock.withLock { _domainState } }
+
+    /// Apple's replacement for `evaluatedPolicyDomainState` (LADomainState.swift):
+    /// what the last check saw, as a snapshot.
+    @available(macOS 15.0, iOS 18.0, *)
+    open var domainState: LADomainState {
+        lock.withLock { LADomainState(biometryType: _biometryType, biometryHash: _domainState) }
+    }
+
+    /// Apple's deprecated property (iOS 8.3 to 9.0): here the daemon's
+    /// `LockoutThreshold`, the consecutive biometric failures that lock
+    /// biometry out (S-2), read from the daemon's `hello`; nil when the daemon
+    /// cannot be reached. Setting it has no effect, as on iOS since 9.0.
+    @available(iOS, introduced: 8.3, deprecated: 9.0)
+    @available(macOS, introduced: 10.10.3, deprecated: 10.11)
+    open var maxBiometryFailures: NSNumber? {
+        get {
+            guard case .success(let link) = operationLock.withLock({ connected() }),
+                  case .reply(let response) = link.request("hello"), response.status == .ok,
+                  let text = response.arguments.value(for: "lockout-threshold"), let value = Int(text)
+            else { return nil }
+            return NSNumber(value: value)
+        }
+        set { _ = newValue }
+    }
 
     /// Linux only (Apple's reply carries no such detail): how the last
     /// successful evaluation succeeded — "biometric", "passcode", "cached" or
@@ -147,6 +177,8 @@ open class LAContext: NSObject, @unchecked Sendable {
 
     // MARK: Checking and evaluating
 
+    /// Discardable, as Apple's method is when Swift imports it from Objective-C.
+    @discardableResult
     open func canEvaluatePolicy(_ policy: LAPolicy, error: NSErrorPointer) -> Bool {
         let outcome: Result<Response, LAError> = operationLock.withLock {
             switch prepare() {
@@ -183,7 +215,9 @@ open class LAContext: NSObject, @unchecked Sendable {
     }
 
     /// Replies exactly once, on a private queue (never the caller's): `(true, nil)`
-    /// or `(false, LAError)`.
+    /// or `(false, LAError)`. `@preconcurrency`, as Apple's imported method:
+    /// Swift 5 code passing a non-Sendable closure compiles without warnings.
+    @preconcurrency
     open func evaluatePolicy(
         _ policy: LAPolicy, localizedReason: String, reply: @escaping @Sendable (Bool, (any Error)?) -> Void
     ) {
@@ -193,11 +227,12 @@ open class LAContext: NSObject, @unchecked Sendable {
             replyQueue.async { reply(false, failure) }
         case .success(let (link, ctx)):
             let handler = promptHandler ?? LAContext.defaultPromptHandler
+            let target = WeakContext(self)
             let evaluation = Evaluation(
                 policy: policy, reason: localizedReason, link: link, ctx: ctx, handler: handler,
                 promptQueue: promptQueue, replyQueue: replyQueue, owner: self,
-                onSuccess: { [weak self] method, token in
-                    guard let self else { return }
+                onSuccess: { method, token in
+                    guard let self = target.context else { return }
                     self.lock.withLock {
                         self._evaluatedMethod = method
                         if let token, let data = Data(hex: token) { self._domainState = data }
@@ -230,7 +265,27 @@ open class LAContext: NSObject, @unchecked Sendable {
         if let (link, ctx) = target { link.send("invalidate", [("ctx", ctx)], handler: nil) }
     }
 
+    // MARK: Credentials (LACredential.swift)
+
+    /// Keeps `credential` on this context (nil removes it); never sent to the daemon.
+    @discardableResult
+    open func setCredential(_ credential: Data?, type: LACredentialType) -> Bool {
+        credentials.set(credential, type: type)
+    }
+
+    @discardableResult
+    open func isCredentialSet(_ type: LACredentialType) -> Bool { credentials.isSet(type) }
+
     // MARK: The connection
+
+    /// The connection alone (`maxBiometryFailures`). Called with `operationLock` held.
+    private func connected() -> Result<DaemonLink, LAError> { prepare().map { $0.0 } }
+
+    /// Runs `body` with the context's connection and id, connecting on first
+    /// use, under the operation lock (the LARight verbs name the context).
+    func withConnectedContext<T>(_ body: (Result<(DaemonLink, String), LAError>) -> T) -> T {
+        operationLock.withLock { body(prepare()) }
+    }
 
     /// Connects and creates the context on first use, then sends pending
     /// properties. Called with `operationLock` held.
@@ -293,6 +348,14 @@ open class LAContext: NSObject, @unchecked Sendable {
                 "The connection to localauthd ended (\(why)), which invalidated this context; create a new LAContext.",
                 reason: "disconnect")
     }
+}
+
+/// The context as the reader queue's success callback sees it: weakly, and
+/// only through its lock. LAContext is not Sendable (Apple's is not, and a
+/// Sendable superclass would make every mock subclass restate it).
+private final class WeakContext: @unchecked Sendable {
+    weak var context: LAContext?
+    init(_ context: LAContext) { self.context = context }
 }
 
 extension Data {

@@ -224,7 +224,8 @@ final class LAContextTests: LiveTestCase {
     func testInvalidateRacingTheFirstCallAlwaysWins() throws {
         try prepareOwner()
         for round in 0..<150 {
-            let context = LAContext()
+            // LAContext is not Sendable (as Apple's); its methods are thread-safe.
+            nonisolated(unsafe) let context = LAContext()
             let first = DispatchSemaphore(value: 0)
             DispatchQueue.global().async {
                 var ignored: NSError?

@@ -10,6 +10,8 @@ extension Server {
         replyOK(connection, request.tag, [
             ("protocol", "1"), ("server", "localauthd/\(version)"), ("uid", String(connection.peer.uid)),
             ("biometry", authenticator.state.rules.biometryType.wireName),
+            // Extension (docs/ARCHITECTURE.md): LAContext.maxBiometryFailures.
+            ("lockout-threshold", String(authenticator.state.rules.lockoutThreshold)),
         ])
     }
 

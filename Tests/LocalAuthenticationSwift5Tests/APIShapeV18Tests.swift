@@ -1,0 +1,1 @@
+../LocalAuthenticationTests/APIShapeV18Tests.swift
