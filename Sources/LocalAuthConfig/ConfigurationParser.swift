@@ -37,7 +37,7 @@ public enum ConfigurationParser {
                     "MaxContextsPerConnection", "MaxPendingBytes", "IdleLineTimeoutSec"]),
         ("Biometry", ["Type", "Backend", "AttemptsPerEvaluation", "LockoutThreshold", "PromptTimeoutSec",
                       "PasscodeRequiredAfterSec", "PasscodeRequiredAfterBoot", "FprintdBus"]),
-        ("Passcode", ["Backend", "DelayAfterFailures", "BackoffSec", "MaxPasscodeFailures"]),
+        ("Passcode", ["Backend", "ShadowFile", "ClientPrompts", "DelayAfterFailures", "BackoffSec", "MaxPasscodeFailures"]),
         ("Log", ["SegmentSize", "SnapshotEvery"]),
     ]
 
@@ -187,6 +187,8 @@ public enum ConfigurationParser {
         case ("Biometry", "FprintdBus"): try set(\.biometry.fprintdBus, dbusAddress)
 
         case ("Passcode", "Backend"): try set(\.passcode.backend) { v throws(ValueError) in try named(v, PasscodeBackend.self) }
+        case ("Passcode", "ShadowFile"): try set(\.passcode.shadowFile, V.absolutePath)
+        case ("Passcode", "ClientPrompts"): try set(\.passcode.clientPrompts, V.boolean)
         case ("Passcode", "DelayAfterFailures"): try set(\.passcode.delayAfterFailures) { v throws(ValueError) in try V.integer(v, in: 1...1000) }
         case ("Passcode", "BackoffSec"): try set(\.passcode.backoff, backoffList)
         case ("Passcode", "MaxPasscodeFailures"): try set(\.passcode.maxPasscodeFailures) { v throws(ValueError) in try V.integer(v, in: 0...1000) }

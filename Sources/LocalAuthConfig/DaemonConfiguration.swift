@@ -17,6 +17,8 @@ public enum BiometryBackend: String, Sendable, CaseIterable, Hashable {
 public enum PasscodeBackend: String, Sendable, CaseIterable, Hashable {
     /// yescrypt hashes in the state directory.
     case builtin
+    /// Login passwords: the hashes of `ShadowFile=`, read-only (S-44).
+    case shadow
 }
 
 public struct DaemonConfiguration: Sendable, Equatable {
@@ -53,6 +55,11 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// `[Passcode]`
     public struct Passcode: Sendable, Equatable {
         public var backend = PasscodeBackend.builtin
+        /// `ShadowFile=`, read by the shadow backend (S-44).
+        public var shadowFile = "/etc/shadow"
+        /// `ClientPrompts=`: with the shadow backend, whether ordinary
+        /// clients (not on-behalf contexts) may take passcode prompts (S-44).
+        public var clientPrompts = false
         public var delayAfterFailures = 6
         /// Microseconds each; the last one repeats.
         public var backoff: [Int64] = [60, 300, 900, 3600].map { $0 * Timestamp.second }

@@ -9,7 +9,8 @@ public enum Command: Sendable, Equatable {
     case applyRules(Rules)
     /// Clean shutdown (S-32).
     case stop
-    case createContext(ctx: ContextID, uid: UserID, pid: ProcessID)
+    /// `origin`: on-behalf contexts (S-42) and whether passcode prompts may reach it (S-44).
+    case createContext(ctx: ContextID, uid: UserID, pid: ProcessID, origin: ContextOrigin = .own)
     case setProperty(ctx: ContextID, property: ContextProperty)
     /// `invalidate` (reason app, S-13) or the connection closed (disconnect, S-14).
     case invalidate(ctx: ContextID, reason: InvalidationReason)

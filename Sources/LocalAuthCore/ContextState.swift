@@ -19,6 +19,8 @@ public struct ContextState: Sendable, Equatable {
     /// Seconds, already capped at 300.
     public var reuseDuration: Int64 = 0
     public var interactionNotAllowed: Bool = false
+    /// S-44: whether a passcode prompt may reach this context (ContextOrigin).
+    public var passcodePrompts: Bool = true
     public var localizedReason: String?
     /// S-23: the methods that have succeeded on this context.
     public var succeededBiometric: Bool = false

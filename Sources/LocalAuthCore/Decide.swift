@@ -41,9 +41,9 @@ struct Decision {
             if rules != state.rules { emit(.rulesApplied(rules)) }
         case .stop:
             stop()
-        case .createContext(let ctx, let uid, let pid):
+        case .createContext(let ctx, let uid, let pid, let origin):
             guard state.contexts[ctx] == nil else { throw Rejection(.badArgument, "Context id already in use.") }
-            emit(.contextCreated(uid: uid, ctx: ctx, pid: pid))
+            emit(.contextCreated(uid: uid, ctx: ctx, pid: pid, origin: origin))
         case .setProperty(let ctx, let property):
             let context = try self.context(ctx)
             emit(.contextPropertySet(uid: context.uid, ctx: ctx, property: property))

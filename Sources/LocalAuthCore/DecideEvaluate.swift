@@ -85,6 +85,11 @@ extension Decision {
                                                     retryAfter: seconds))
         }
         guard !context.interactionNotAllowed else { return fail(context, ctx, eval, Failure(.notInteractive)) }
+        // S-44: a login password is typed only into the PAM conversation.
+        guard context.passcodePrompts else {
+            return fail(context, ctx, eval, Failure(.notInteractive,
+                message: "The login password can only be entered through the system's login prompt (PAM)."))
+        }
         var left = max(1, rules.delayAfterFailures - passcodeFailures)
         if rules.maxPasscodeFailures > 0 { left = min(left, max(1, rules.maxPasscodeFailures - passcodeFailures)) }
         showPrompt(context, ctx, eval, Prompt(kind: .passcode, attemptsLeft: left, message: message))

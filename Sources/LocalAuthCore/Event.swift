@@ -131,7 +131,7 @@ public enum AuthLimits {
 public enum EventBody: Sendable, Equatable {
     case daemonStarted(version: String, bootID: String, pid: ProcessID)
     case daemonStopped
-    case contextCreated(uid: UserID, ctx: ContextID, pid: ProcessID)
+    case contextCreated(uid: UserID, ctx: ContextID, pid: ProcessID, origin: ContextOrigin = .own)
     case contextPropertySet(uid: UserID, ctx: ContextID, property: ContextProperty)
     case contextInvalidated(uid: UserID, ctx: ContextID, reason: InvalidationReason)
     case policyChecked(uid: UserID, ctx: ContextID, policy: Policy, biometry: BiometryType, result: LAErrorCode?, reason: String?)
@@ -198,7 +198,7 @@ public enum EventBody: Sendable, Equatable {
     public var uid: UserID? {
         switch self {
         case .daemonStarted, .daemonStopped, .logRepaired, .rulesApplied: return nil
-        case .contextCreated(let uid, _, _), .contextPropertySet(let uid, _, _), .contextInvalidated(let uid, _, _),
+        case .contextCreated(let uid, _, _, _), .contextPropertySet(let uid, _, _), .contextInvalidated(let uid, _, _),
              .policyChecked(let uid, _, _, _, _, _), .evaluationStarted(let uid, _, _, _, _),
              .promptShown(let uid, _, _, _), .biometricMatched(let uid, _, _), .biometricFailed(let uid, _, _),
              .biometricRetry(let uid, _, _, _), .fallbackChosen(let uid, _, _), .passcodeAccepted(let uid, _, _),
@@ -214,7 +214,7 @@ public enum EventBody: Sendable, Equatable {
     /// The context an event is about, when there is one (log index key).
     public var ctx: ContextID? {
         switch self {
-        case .contextCreated(_, let ctx, _), .contextPropertySet(_, let ctx, _), .contextInvalidated(_, let ctx, _),
+        case .contextCreated(_, let ctx, _, _), .contextPropertySet(_, let ctx, _), .contextInvalidated(_, let ctx, _),
              .policyChecked(_, let ctx, _, _, _, _), .evaluationStarted(_, let ctx, _, _, _),
              .promptShown(_, let ctx, _, _), .biometricMatched(_, let ctx, _), .biometricFailed(_, let ctx, _),
              .biometricRetry(_, let ctx, _, _), .fallbackChosen(_, let ctx, _), .evaluationSucceeded(_, let ctx, _, _),
@@ -335,6 +335,8 @@ public enum EventKind: UInt16, Sendable, CaseIterable {
     public var layoutVersion: UInt8 {
         switch self {
         case .enrollmentChanged: return 2
+        // v2: the origin (caller, service, tty, rhost, passcode prompts; S-42, S-44).
+        case .contextCreated: return 2
         default: return 1
         }
     }

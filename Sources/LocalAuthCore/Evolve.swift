@@ -48,9 +48,10 @@ extension AuthState {
         // Context events act on the context's owner, and on known contexts
         // only: `decide` never emits anything else, and a forged record (one
         // that passed the checksums) must not drive counters negative.
-        case .contextCreated(let uid, let ctx, let pid):
+        case .contextCreated(let uid, let ctx, let pid, let origin):
             guard contexts[ctx] == nil else { break }
             contexts[ctx] = ContextState(uid: uid, pid: pid)
+            if !origin.passcodePrompts { contexts[ctx]?.passcodePrompts = false }
             users[uid, default: UserState()].openContexts += 1
         case .contextPropertySet(_, let ctx, let property):
             applyProperty(property, to: ctx)

@@ -43,7 +43,8 @@ public enum Verb: String, Sendable, CaseIterable, Hashable {
     public var allowedKeys: [String] {
         switch self {
         case .hello: return ["protocol", "client"]
-        case .ping, .new, .quit, .stats: return []
+        case .ping, .quit, .stats: return []
+        case .new: return ["uid", "service", "tty", "rhost"]
         case .set:
             return ["ctx", "fallback-title", "cancel-title", "reuse-duration", "interaction-not-allowed",
                     "localized-reason"]

@@ -115,7 +115,9 @@ public enum Daemon {
         let lock = try lockStateDirectory(stateDirectory)
         defer { try? lock.close() }
         let durabilityWake = try EventFD()
-        let passcodes = try BuiltinPasscodes(directory: stateDirectory)
+        let passcodes: PasscodeBackend = configuration.passcode.backend == .shadow
+            ? try ShadowPasscodes(path: configuration.passcode.shadowFile)
+            : try BuiltinPasscodes(directory: stateDirectory)
         let opened = try openAuthenticator(configuration, passcodes: passcodes, wake: durabilityWake)
 
         let server = try Server(configuration: configuration, authenticator: opened.authenticator, listener: listener,

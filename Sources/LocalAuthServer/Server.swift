@@ -207,6 +207,7 @@ final class Server {
         if let deadline = authenticator.state.nextPromptDeadline, deadline <= authenticator.state.effectiveNow(current) {
             run(.expirePrompts, connection: nil, tag: nil, now: current)
         }
+        noticeLoginPasswordChanges()
         let monotonic = MonotonicClock.nowNanos()
         let idleLimit = UInt64(configuration.daemon.idleLineTimeout) * 1000
         for connection in connections.values {

@@ -14,8 +14,15 @@ enum EventFields {
             return [("version", .string(version)), ("boot_id", .string(bootID)), ("pid", .number(pid))]
         case .daemonStopped:
             return []
-        case .contextCreated(let u, let c, let pid):
-            return [uid(u), ctx(c), ("pid", .number(pid))]
+        case .contextCreated(let u, let c, let pid, let origin):
+            // AUDIT.md v1.1: `caller` only when it differs from `uid`.
+            var fields = [uid(u), ctx(c), ("pid", .number(pid))]
+            if let caller = origin.caller, caller != u { fields.append(("caller", .number(caller))) }
+            if let service = origin.service { fields.append(("service", .string(service))) }
+            if let tty = origin.tty { fields.append(("tty", .string(tty))) }
+            if let rhost = origin.rhost { fields.append(("rhost", .string(rhost))) }
+            if !origin.passcodePrompts { fields.append(("passcode_prompts", .bool(false))) }
+            return fields
         case .contextPropertySet(let u, let c, let property):
             return [uid(u), ctx(c), ("name", .string(property.name)), ("value", .string(property.value))]
         case .contextInvalidated(let u, let c, let reason):

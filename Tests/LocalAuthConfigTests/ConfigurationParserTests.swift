@@ -73,6 +73,8 @@ final class ConfigurationParserTests: XCTestCase {
         XCTAssertEqual(d.biometry.passcodeRequiredAfter, 0)
         XCTAssertFalse(d.biometry.passcodeRequiredAfterBoot)
         XCTAssertEqual(d.passcode.backend, .builtin)
+        XCTAssertEqual(d.passcode.shadowFile, "/etc/shadow")
+        XCTAssertFalse(d.passcode.clientPrompts)
         XCTAssertEqual(d.passcode.delayAfterFailures, 6)
         XCTAssertEqual(d.passcode.backoff, [60 * s, 300 * s, 900 * s, 3600 * s])
         XCTAssertEqual(d.passcode.maxPasscodeFailures, 0)
@@ -108,6 +110,9 @@ final class ConfigurationParserTests: XCTestCase {
             PasscodeRequiredAfterSec=48h
             PasscodeRequiredAfterBoot=yes
             [Passcode]
+            Backend=shadow
+            ShadowFile=/tmp/shadow
+            ClientPrompts=yes
             DelayAfterFailures=3
             BackoffSec=1min 5min30s
             MaxPasscodeFailures=10
@@ -130,6 +135,9 @@ final class ConfigurationParserTests: XCTestCase {
         XCTAssertEqual(c.biometry.promptTimeout, 120 * s)
         XCTAssertEqual(c.biometry.passcodeRequiredAfter, 48 * 3600 * s)
         XCTAssertTrue(c.biometry.passcodeRequiredAfterBoot)
+        XCTAssertEqual(c.passcode.backend, .shadow)
+        XCTAssertEqual(c.passcode.shadowFile, "/tmp/shadow")
+        XCTAssertTrue(c.passcode.clientPrompts)
         XCTAssertEqual(c.passcode.delayAfterFailures, 3)
         XCTAssertEqual(c.passcode.backoff, [60 * s, 330 * s])
         XCTAssertEqual(c.passcode.maxPasscodeFailures, 10)
@@ -190,7 +198,9 @@ final class ConfigurationParserTests: XCTestCase {
             ("[Biometry]\nPromptTimeoutSec=0\n", 2, "bad value '0' for PromptTimeoutSec="),
             ("[Biometry]\nPasscodeRequiredAfterSec=-5\n", 2, "bad value '-5' for PasscodeRequiredAfterSec="),
             ("[Biometry]\nPasscodeRequiredAfterBoot=maybe\n", 2, "expected a boolean: yes, no"),
-            ("[Passcode]\nBackend=shadow\n", 2, "expected one of builtin"),
+            ("[Passcode]\nBackend=pam\n", 2, "expected one of builtin, shadow"),
+            ("[Passcode]\nShadowFile=etc/shadow\n", 2, "bad value 'etc/shadow' for ShadowFile="),
+            ("[Passcode]\nClientPrompts=sometimes\n", 2, "expected a boolean: yes, no"),
             ("[Passcode]\nDelayAfterFailures=0\n", 2, "bad value '0' for DelayAfterFailures="),
             ("[Passcode]\nBackoffSec=60 0 900\n", 2, "bad value '60 0 900' for BackoffSec= in [Passcode]: expected a list of time spans greater than 0"),
             ("[Passcode]\nBackoffSec=1min 30x\n", 2, "bad value '1min 30x' for BackoffSec="),

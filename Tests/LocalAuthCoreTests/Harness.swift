@@ -160,7 +160,7 @@ final class Scenario {
     /// Who owns `c` according to the log (also after it is gone).
     func uidOf(_ c: ContextID) -> UserID {
         for event in log {
-            if case .contextCreated(let uid, c, _) = event.body { return uid }
+            if case .contextCreated(let uid, c, _, _) = event.body { return uid }
         }
         return UInt32.max
     }

@@ -92,6 +92,7 @@ final class AuditVerbTests: CtlTestCase {
         ]
         // What the project adds beyond AUDIT.md's minimum (documented in EventFields.swift).
         let extras: [String: Set<String>] = [
+            "context-created": ["caller", "service", "tty", "rhost", "passcode_prompts"],
             "context-property-set": ["uid"], "context-invalidated": ["uid"], "policy-checked": ["uid", "reason"],
             "evaluation-started": ["uid"], "evaluation-succeeded": ["uid"], "fallback-chosen": ["uid"],
             "evaluation-failed": ["uid", "message", "reason", "retry_after", "admin_locked"],

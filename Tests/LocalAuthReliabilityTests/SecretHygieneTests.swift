@@ -105,7 +105,7 @@ final class SecretHygieneTests: ReliabilityTestCase {
         // The contexts were recorded with the kernel's uids.
         let log = try LogContents(stateDirectory: daemon.stateDirectory)
         let owners = Set(log.events.compactMap { event -> UInt32? in
-            if case .contextCreated(let uid, _, _) = event.body { return uid }
+            if case .contextCreated(let uid, _, _, _) = event.body { return uid }
             return nil
         })
         XCTAssertEqual(owners, [1, 1000, 4242, 65534])

@@ -18,8 +18,13 @@ public enum EventCodec {
             w.string(version); w.string(bootID); w.int(Int(pid))
         case .daemonStopped:
             break
-        case .contextCreated(let uid, let ctx, let pid):
+        case .contextCreated(let uid, let ctx, let pid, let origin):
             w.varint(UInt64(uid)); w.context(ctx); w.int(Int(pid))
+            w.optional(origin.caller) { $0.varint(UInt64($1)) }
+            w.optional(origin.service) { $0.string($1) }
+            w.optional(origin.tty) { $0.string($1) }
+            w.optional(origin.rhost) { $0.string($1) }
+            w.bool(origin.passcodePrompts)
         case .contextPropertySet(let uid, let ctx, let property):
             w.varint(UInt64(uid)); w.context(ctx); w.string(property.name); w.string(property.value)
         case .contextInvalidated(let uid, let ctx, let reason):
@@ -103,7 +108,15 @@ public enum EventCodec {
         case .daemonStopped:
             return .daemonStopped
         case .contextCreated:
-            return .contextCreated(uid: try r.u32(), ctx: try r.context(), pid: try r.i32())
+            let uid = try r.u32(), ctx = try r.context(), pid = try r.i32()
+            guard version >= 2 else { return .contextCreated(uid: uid, ctx: ctx, pid: pid) }
+            var origin = ContextOrigin()
+            origin.caller = try r.optional { try $0.u32() }
+            origin.service = try r.optional { try $0.string() }
+            origin.tty = try r.optional { try $0.string() }
+            origin.rhost = try r.optional { try $0.string() }
+            origin.passcodePrompts = try r.bool()
+            return .contextCreated(uid: uid, ctx: ctx, pid: pid, origin: origin)
         case .contextPropertySet:
             let uid = try r.u32(), ctx = try r.context(), name = try r.string(), value = try r.string()
             guard let property = ContextProperty(name: name, value: value) else {

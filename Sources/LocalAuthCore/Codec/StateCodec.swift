@@ -3,7 +3,8 @@
 // gives the same bytes, and versioned like events.
 
 public enum StateCodec {
-    public static let version: UInt8 = 1
+    /// 2: contexts carry `passcodePrompts` (S-44); version 1 snapshots still load.
+    public static let version: UInt8 = 2
 
     public static func encode(_ state: AuthState) -> [UInt8] {
         var w = ByteWriter(capacity: 256 + state.contexts.count * 64 + state.users.count * 64)
@@ -30,7 +31,7 @@ public enum StateCodec {
     public static func decode(_ bytes: UnsafeRawBufferPointer) throws -> AuthState {
         var r = ByteReader(bytes)
         let v = try r.u8()
-        guard v == version else { throw DecodeError("unsupported snapshot version \(v)") }
+        guard v >= 1, v <= version else { throw DecodeError("unsupported snapshot version \(v)") }
         var state = AuthState(rules: try RulesCodec.decode(&r))
         state.bootID = try r.string()
         state.clockHighWater = try r.svarint()
@@ -46,7 +47,7 @@ public enum StateCodec {
         state.contexts.reserveCapacity(Int(contexts))
         for _ in 0..<contexts {
             let ctx = try r.context()
-            state.contexts[ctx] = try decodeContext(&r)
+            state.contexts[ctx] = try decodeContext(&r, version: v)
         }
         let prompting = try r.varint()
         guard prompting <= contexts else { throw DecodeError("implausible prompting count \(prompting)") }
@@ -123,9 +124,10 @@ public enum StateCodec {
             w.svarint(e.promptedAt)
             w.int(e.biometricFailures)
         }
+        w.bool(c.passcodePrompts)
     }
 
-    private static func decodeContext(_ r: inout ByteReader) throws -> ContextState {
+    private static func decodeContext(_ r: inout ByteReader, version: UInt8) throws -> ContextState {
         var c = ContextState(uid: try r.u32(), pid: try r.i32())
         c.invalidation = try r.optional { try named(InvalidationReason.init(rawValue:), try $0.string()) }
         c.biometry = try raw(BiometryType.init(rawValue:), try r.int())
@@ -151,6 +153,7 @@ public enum StateCodec {
             e.biometricFailures = try r.int(in: 0...Int(Int32.max))
             return e
         }
+        if version >= 2 { c.passcodePrompts = try r.bool() }
         return c
     }
 

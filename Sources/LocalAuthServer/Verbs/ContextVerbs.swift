@@ -11,9 +11,10 @@ extension Server {
             return reply(connection, request.tag, ProtocolError(.limitExceeded,
                 "At most \(configuration.daemon.maxContextsPerConnection) contexts per connection; invalidate some first."))
         }
+        guard let subject = contextSubject(request, connection) else { return }
         let random = SecureRandom.bytes(16)
         guard let ctx = ContextID(bytes: random) else { return }
-        let outcome = run(.createContext(ctx: ctx, uid: connection.peer.uid, pid: connection.peer.pid),
+        let outcome = run(.createContext(ctx: ctx, uid: subject.uid, pid: connection.peer.pid, origin: subject.origin),
                           connection: connection, tag: request.tag, now: now)
         guard events(outcome, connection, request.tag) != nil else { return }
         connection.contexts.insert(ctx)

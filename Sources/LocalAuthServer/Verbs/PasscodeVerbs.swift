@@ -37,6 +37,7 @@ extension Server {
 
     func setPasscode(_ request: Request, _ connection: Connection) {
         secretSeen = true
+        if refusesLoginPasswordChange(request, connection) { return }
         guard let uid = targetUID(request, connection) else { return }
         guard let secret = request.arguments.value(for: "secret") else {
             return reply(connection, request.tag, ProtocolError(.missingArgument, "secret= is required."))
@@ -71,6 +72,7 @@ extension Server {
     }
 
     func clearPasscode(_ request: Request, _ connection: Connection) {
+        if refusesLoginPasswordChange(request, connection) { return }
         guard let uid = targetUID(request, connection, required: true) else { return }
         do {
             try passcodes.commit(nil, for: uid)

@@ -1,0 +1,37 @@
+// Who opened a context and for which login (S-42, S-44). An ordinary client
+// opens contexts for itself; root (a PAM module inside sudo, login, sshd...)
+// may open one for another user and names the PAM service, tty and remote
+// host, which the `context-created` event keeps for auditors. Whether the
+// context may receive passcode prompts is decided when it is created (the
+// daemon knows its passcode backend and `ClientPrompts=`) and recorded, so a
+// replay reaches the same notInteractive answers as the live daemon (S-38).
+
+public struct ContextOrigin: Sendable, Equatable, Hashable {
+    /// The uid of the connection that opened the context, when it asked for
+    /// another subject with `uid=` (on-behalf); nil: the subject itself.
+    public var caller: UserID?
+    public var service: String?
+    public var tty: String?
+    public var rhost: String?
+    /// S-44: false when the passcode is a login password and this context is
+    /// an ordinary client's: reaching the passcode phase ends with notInteractive.
+    public var passcodePrompts: Bool
+
+    public init(caller: UserID? = nil, service: String? = nil, tty: String? = nil, rhost: String? = nil,
+                passcodePrompts: Bool = true) {
+        self.caller = caller
+        self.service = service
+        self.tty = tty
+        self.rhost = rhost
+        self.passcodePrompts = passcodePrompts
+    }
+
+    /// A context opened by its own subject, with passcode prompts (v1's only kind).
+    public static let own = ContextOrigin()
+
+    /// Whether the context was opened on behalf of its subject (S-42).
+    public var isOnBehalf: Bool { caller != nil }
+
+    /// The longest service, tty or rhost value a context records.
+    public static let maximumFieldBytes = 256
+}

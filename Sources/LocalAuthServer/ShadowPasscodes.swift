@@ -1,0 +1,190 @@
+// `[Passcode] Backend=shadow` (S-44): a user's passcode is their login
+// password, checked with libxcrypt against the hash in `ShadowFile=`. The
+// file belongs to passwd(1): set-passcode and clear-passcode are refused,
+// and the daemon follows the file instead. A scanner off the loop re-reads
+// it when its stamp (inode, size, mtime, ctime) changes; the loop takes the
+// scan's verdicts (who has a usable hash) and records a `passcode-changed`
+// by the daemon for every difference, so the core's `passcodeSet` (and any
+// replay of the log) follows the file (S-38). Each check reads the hash
+// afresh on the worker, so a password changed with passwd counts from the
+// next check on.
+import Dispatch
+import Glibc
+import LocalAuthCore
+import LocalAuthProtocol
+import LocalAuthSystem
+import Synchronization
+
+final class ShadowPasscodes: PasscodeBackend {
+    let name = "shadow"
+    let path: String
+    /// Loop-confined: the uids the core has been told have a passcode.
+    private var usable: Set<UserID>
+    private let scanner: ShadowScanner
+
+    /// Reads the file once, at start-up (before READY): an unreadable file
+    /// stops the daemon, with the fix in the message (fail closed, S-41).
+    init(path: String) throws {
+        self.path = path
+        scanner = ShadowScanner(path: path)
+        guard let first = scanner.scanNow() else {
+            throw StoreError("cannot read the shadow file \(path) (\(scanner.lastProblem ?? "unknown error")); "
+                + "with [Passcode] Backend=shadow the unit needs SupplementaryGroups=shadow (scripts/install writes that drop-in)")
+        }
+        usable = first
+    }
+
+    func isSet(_ uid: UserID) -> Bool { usable.contains(uid) }
+    var users: [UserID] { Array(usable) }
+
+    func checker(for uid: UserID) -> @Sendable ([UInt8]) -> Bool {
+        let path = self.path
+        return { secret in
+            // NSS and the file are read here, on the worker, at check time.
+            guard let name = (try? Accounts.user(uid: uid))??.name,
+                  let hash = (try? ShadowFile.withContents(path, { ShadowFile.hash(for: name, in: $0) })) ?? nil,
+                  ShadowFile.isUsable(hash)
+            else { return false }
+            return Yescrypt.verify(secret: secret, hash: hash)
+        }
+    }
+
+    let recordMaker: @Sendable ([UInt8]) throws -> String = { _ in throw ShadowPasscodes.changeRefused }
+
+    func commit(_ record: String?, for uid: UserID) throws { throw ShadowPasscodes.changeRefused }
+
+    static let changeRefused = StoreError("login passwords are changed with passwd, not through localauthd")
+
+    /// On the loop, every tick: asks for a scan (the scanner throttles and
+    /// skips unchanged files) and returns what changed since the last call.
+    func changes() -> [(uid: UserID, set: Bool)] {
+        scanner.requestScan()
+        guard let latest = scanner.takeResult() else { return [] }
+        let added = latest.subtracting(usable).sorted().map { (uid: $0, set: true) }
+        let removed = usable.subtracting(latest).sorted().map { (uid: $0, set: false) }
+        usable = latest
+        return added + removed
+    }
+}
+
+/// Reads the shadow file off the loop and keeps the newest verdict.
+final class ShadowScanner: Sendable {
+    private struct Stamp: Equatable {
+        var device: UInt64, inode: UInt64, size: Int64
+        var modified: Int64, changed: Int64
+    }
+
+    private struct State {
+        var stamp: Stamp?
+        var result: Set<UserID>?
+        var running = false
+        var lastStart: UInt64 = 0
+        var problem: String?
+        var reportedProblem: String?
+    }
+
+    let path: String
+    private let state = Mutex(State())
+    private let queue = DispatchQueue(label: "localauthd.shadow")
+    /// At most one look at the file per second (a stat; a read only when it changed).
+    private let interval: UInt64 = 1_000_000_000
+
+    init(path: String) { self.path = path }
+
+    var lastProblem: String? { state.withLock { $0.problem } }
+
+    func requestScan() {
+        let start = MonotonicClock.nowNanos()
+        let go = state.withLock { s -> Bool in
+            guard !s.running, start &- s.lastStart >= interval else { return false }
+            s.running = true
+            s.lastStart = start
+            return true
+        }
+        guard go else { return }
+        queue.async { [self] in
+            let result = scanIfChanged()
+            state.withLock { s in
+                if let result { s.result = result }
+                s.running = false
+            }
+        }
+    }
+
+    func takeResult() -> Set<UserID>? {
+        state.withLock { s in
+            defer { s.result = nil }
+            return s.result
+        }
+    }
+
+    /// Synchronous scan (start-up); nil when the file cannot be read.
+    func scanNow() -> Set<UserID>? {
+        state.withLock { $0.stamp = nil }
+        return scanIfChanged()
+    }
+
+    /// The uids with a usable hash, or nil when the file is unchanged or
+    /// unreadable (then the previous verdict stands and the journal says why, once).
+    private func scanIfChanged() -> Set<UserID>? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return fail("stat: \(String(cString: strerror(errno)))") }
+        let stamp = Stamp(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+                          modified: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec),
+                          changed: Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec))
+        if state.withLock({ $0.stamp == stamp }) { return nil }
+        let entries: [String: Bool]
+        do {
+            entries = try ShadowFile.withContents(path) { bytes in
+                ShadowFile.parse(bytes).mapValues(ShadowFile.isUsable)
+            }
+        } catch {
+            return fail("\(error)")
+        }
+        var uids = Set<UserID>()
+        for (name, usable) in entries where usable {
+            // The checker finds the hash through getpwuid_r's name: count a
+            // uid only under that (its canonical) name, so both agree.
+            guard let uid = (try? Accounts.uid(named: name)) ?? nil,
+                  (try? Accounts.user(uid: uid))??.name == name else { continue }
+            uids.insert(uid)
+        }
+        state.withLock { s in
+            s.stamp = stamp
+            s.problem = nil
+            s.reportedProblem = nil
+        }
+        return uids
+    }
+
+    private func fail(_ problem: String) -> Set<UserID>? {
+        let report = state.withLock { s -> Bool in
+            s.problem = problem
+            defer { s.reportedProblem = problem }
+            return s.reportedProblem != problem
+        }
+        if report { DaemonLog.error("Failed to read the shadow file \(path): \(problem)") }
+        return nil
+    }
+}
+
+extension Server {
+    /// Every tick: a difference the scanner found becomes a `passcode-changed`
+    /// recorded by the daemon itself (like the start-up reconciliation).
+    func noticeLoginPasswordChanges() {
+        guard logFailure == nil, let shadow = passcodes as? ShadowPasscodes else { return }
+        for change in shadow.changes() {
+            lastWrongPasscode[change.uid] = nil
+            run(.changePasscode(uid: change.uid, set: change.set, by: Accounts.currentUID()),
+                connection: nil, tag: nil, now: now)
+        }
+    }
+
+    /// S-44: set-passcode and clear-passcode name the tool that owns the file.
+    func refusesLoginPasswordChange(_ request: Request, _ connection: Connection) -> Bool {
+        guard passcodes is ShadowPasscodes else { return false }
+        reply(connection, request.tag, ProtocolError(.unavailable,
+            "The passcode is the login password ([Passcode] Backend=shadow): change it with passwd."))
+        return true
+    }
+}

@@ -1,0 +1,53 @@
+// `new uid=N [service=S] [tty=S] [rhost=S]` (S-42): root, and only root,
+// opens a context for another user, the way a PAM module inside sudo or
+// login asks for PAM_USER. The values are hostile until checked: bounded in
+// length and free of control characters, because they reach the log and
+// `localauthctl log` output verbatim.
+import LocalAuthCore
+import LocalAuthProtocol
+
+extension Server {
+    /// The subject and origin of a `new` request, or nil after replying with
+    /// the refusal. Without any of the keys: the caller's own context.
+    func contextSubject(_ request: Request, _ connection: Connection) -> (uid: UserID, origin: ContextOrigin)? {
+        let keys = ["uid", "service", "tty", "rhost"]
+        let passcodePrompts = !(passcodes is ShadowPasscodes) || configuration.passcode.clientPrompts
+        guard keys.contains(where: { request.arguments.value(for: $0) != nil }) else {
+            return (connection.peer.uid, ContextOrigin(passcodePrompts: passcodePrompts))
+        }
+        // Even an AdminGroup member, even the daemon's own uid: only root
+        // may authenticate someone else (S-42).
+        guard connection.peer.uid == 0 else {
+            counters.permissionDenied += 1
+            reply(connection, request.tag, ProtocolError(.permissionDenied,
+                "Only root may open a context on behalf of a user (uid=, service=, tty=, rhost=)."))
+            return nil
+        }
+        var uid = connection.peer.uid
+        if let text = request.arguments.value(for: "uid") {
+            guard let parsed = UserID(text) else {
+                reply(connection, request.tag, ProtocolError(.badArgument, "uid= must be a number."))
+                return nil
+            }
+            uid = parsed
+        }
+        var origin = ContextOrigin(caller: connection.peer.uid, passcodePrompts: true)
+        for (key, field) in [("service", \ContextOrigin.service), ("tty", \.tty), ("rhost", \.rhost)] {
+            guard let value = request.arguments.value(for: key) else { continue }
+            guard Server.isRecordable(value) else {
+                reply(connection, request.tag, ProtocolError(.badArgument,
+                    "\(key)= must be 1 to \(ContextOrigin.maximumFieldBytes) bytes without control characters."))
+                return nil
+            }
+            origin[keyPath: field] = value
+        }
+        return (uid, origin)
+    }
+
+    /// A service, tty or rhost value that may go into the log as it is.
+    static func isRecordable(_ value: String) -> Bool {
+        let bytes = value.utf8
+        return !bytes.isEmpty && bytes.count <= ContextOrigin.maximumFieldBytes
+            && !bytes.contains(where: { $0 < 0x20 || $0 == 0x7f })
+    }
+}
