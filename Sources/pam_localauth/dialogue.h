@@ -1,0 +1,32 @@
+/* One authentication as a dialogue with the daemon: open an on-behalf
+ * context, evaluate, relay prompts through the PAM conversation, and read
+ * the final reply. */
+#ifndef PAM_LOCALAUTH_DIALOGUE_H
+#define PAM_LOCALAUTH_DIALOGUE_H
+
+#include <security/pam_modules.h>
+#include <sys/types.h>
+
+#include "outcome.h"
+
+struct la_options {
+    const char *policy; /* "owner" or "biometrics" */
+    const char *reason; /* NULL: "<service>: authenticate as <user>" */
+    const char *socket;
+    int timeout_seconds;
+    int debug;
+};
+
+struct la_subject {
+    const char *user;
+    uid_t uid;
+    const char *service;
+    const char *tty;   /* or NULL */
+    const char *rhost; /* or NULL */
+};
+
+/* Runs the dialogue on a connected socket; fills `outcome`. */
+void la_dialogue(pam_handle_t *pamh, int fd, const struct la_options *options, const struct la_subject *subject,
+                 struct la_outcome *outcome);
+
+#endif
