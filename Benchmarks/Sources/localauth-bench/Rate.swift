@@ -173,9 +173,11 @@ func rateMain(_ arguments: [String]) {
     }
     let name = arguments.count > 4 ? arguments[4] : "localauth"
     let wire = Wire(name) ?? .localauth(policy: name)
-    let (rate, histogram, errors, _) = runRate(socketPath: arguments[0], connections: count, depth: depth,
-                                               seconds: seconds, warmup: 0.5, wire: wire)
-    say("RESULT rps=\(Int(rate)) p50_us=\(histogram.percentile(0.5)) p99_us=\(histogram.percentile(0.99)) errors=\(errors) n=\(histogram.total)")
+    let (rate, histogram, errors, total) = runRate(socketPath: arguments[0], connections: count, depth: depth,
+                                                   seconds: seconds, warmup: 0.5, wire: wire)
+    // n: replies measured; total: every reply, warm-up included (per-request
+    // profiles divide by it).
+    say("RESULT rps=\(Int(rate)) p50_us=\(histogram.percentile(0.5)) p99_us=\(histogram.percentile(0.99)) errors=\(errors) n=\(histogram.total) total=\(total)")
 }
 
 /// Fills the log with about `events` events: pipelined can-evaluate on 16
