@@ -104,4 +104,46 @@ final class ClockTests: ReliabilityTestCase {
         let real = try daemon.connect()
         XCTAssertGreaterThanOrEqual(Int(try status(real, uid: 0)["retry-after"] ?? "") ?? 0, 3590)
     }
+
+    /// Issue 15 item 10: a delay begun while the wall clock was a day ahead
+    /// must end after its length once the clock is corrected, not a day
+    /// later. libfaketime re-reads its offset from a file on every call, so
+    /// the running daemon's clock is moved back without a restart; its
+    /// boot-time clock is left real (FAKETIME_DONT_FAKE_MONOTONIC).
+    func testADelayBegunWithTheClockADayAheadLastsItsLengthAfterTheCorrection() throws {
+        guard let library = Self.faketimeLibraries.first(where: { access($0, R_OK) == 0 }) else {
+            throw XCTSkip("libfaketime is not installed (apt-get install faketime)")
+        }
+        let offsets = try TempDirectory()
+        let offsetFile = offsets.path + "/faketime"
+        try "+1d\n".write(toFile: offsetFile, atomically: true, encoding: .utf8)
+        chmod(offsets.path, 0o755)
+        chmod(offsetFile, 0o644)
+        let daemon = try startDaemon(
+            configuration: configuration(passcode: ["DelayAfterFailures=1", "BackoffSec=3"]),
+            environment: ["LD_PRELOAD": library, "FAKETIME_TIMESTAMP_FILE": offsetFile, "FAKETIME_NO_CACHE": "1",
+                          "FAKETIME_DONT_FAKE_MONOTONIC": "1"])
+        let admin = try daemon.connect()
+        try prepareUser(admin, uid: 0, passcode: Secrets.make("D4yAhead"), enroll: false)
+        let ctx = try newContext(admin)
+        try admin.send("ev evaluate ctx=\(ctx) policy=owner reason=clock")
+        XCTAssertEqual(try admin.next(tag: "ev")["kind"], "passcode")
+        XCTAssertOK(try admin.request("p1 passcode ctx=\(ctx) secret=\(Secrets.make("Wr0ngAhead"))"))
+        let failed = try admin.next(tag: "ev")
+        XCTAssertEqual(failed["retry-after"], "3", "\(failed)")
+        let log = try LogContents(stateDirectory: daemon.stateDirectory)
+        let realNow = Int64(Date().timeIntervalSince1970 * 1_000_000)
+        XCTAssertGreaterThan(log.events.last?.time ?? 0, realNow + 23 * 3600 * 1_000_000, "libfaketime did not move the clock ahead")
+        // The clock is corrected: back a day, while the daemon runs.
+        try "+0d\n".write(toFile: offsetFile, atomically: true, encoding: .utf8)
+        chmod(offsetFile, 0o644)
+        // Observable, not timed: poll (safety net 30 s) until the delay is over.
+        var retry = "?"
+        for _ in 0..<300 {
+            retry = try status(admin, uid: 0)["retry-after"] ?? "?"
+            if retry == "0" { break }
+            usleep(100_000)
+        }
+        XCTAssertEqual(retry, "0", "the 3 s delay froze after the clock was set back a day")
+    }
 }
