@@ -34,11 +34,12 @@ public enum ConfigurationParser {
     /// The sections and their keys, in the order of PROTOCOL.md.
     public static let knownKeys: [(section: String, keys: [String])] = [
         ("Daemon", ["Socket", "StateDirectory", "AdminGroup", "MaxConnections", "MaxConnectionsPerUser",
-                    "MaxContextsPerConnection", "MaxPendingBytes", "IdleLineTimeoutSec"]),
+                    "MaxContextsPerConnection", "MaxPendingBytes", "IdleLineTimeoutSec",
+                    "MaxPropertyBytes", "MaxPropertyBytesPerContext", "MaxPropertyBytesPerUser"]),
         ("Biometry", ["Type", "Backend", "AttemptsPerEvaluation", "LockoutThreshold", "PromptTimeoutSec",
                       "PasscodeRequiredAfterSec", "PasscodeRequiredAfterBoot", "FprintdBus"]),
         ("Passcode", ["Backend", "ShadowFile", "ClientPrompts", "DelayAfterFailures", "BackoffSec", "MaxPasscodeFailures"]),
-        ("Log", ["SegmentSize", "SnapshotEvery"]),
+        ("Log", ["SegmentSize", "SnapshotEvery", "UserEventRate", "UserEventBurst", "ReserveSpace"]),
     ]
 
     /// The drop-in names to read, in order: only `*.conf` (not hidden files),
@@ -176,6 +177,9 @@ public enum ConfigurationParser {
         case ("Daemon", "MaxContextsPerConnection"): try set(\.daemon.maxContextsPerConnection) { v throws(ValueError) in try V.integer(v, in: positive) }
         case ("Daemon", "MaxPendingBytes"): try set(\.daemon.maxPendingBytes) { v throws(ValueError) in try size(v, in: sizes) }
         case ("Daemon", "IdleLineTimeoutSec"): try set(\.daemon.idleLineTimeout, positiveTimeSpan)
+        case ("Daemon", "MaxPropertyBytes"): try set(\.daemon.maxPropertyBytes) { v throws(ValueError) in try size(v, in: 1...8192) }
+        case ("Daemon", "MaxPropertyBytesPerContext"): try set(\.daemon.maxPropertyBytesPerContext) { v throws(ValueError) in try size(v, in: 1...Int(Int32.max)) }
+        case ("Daemon", "MaxPropertyBytesPerUser"): try set(\.daemon.maxPropertyBytesPerUser) { v throws(ValueError) in try size(v, in: 1...Int.max) }
 
         case ("Biometry", "Type"): try set(\.biometry.type, biometryType)
         case ("Biometry", "Backend"): try set(\.biometry.backend) { v throws(ValueError) in try named(v, BiometryBackend.self) }
@@ -195,6 +199,9 @@ public enum ConfigurationParser {
 
         case ("Log", "SegmentSize"): try set(\.log.segmentSize) { v throws(ValueError) in try size(v, in: 4096...Int.max) }
         case ("Log", "SnapshotEvery"): try set(\.log.snapshotEvery) { v throws(ValueError) in try V.integer(v, in: positive) }
+        case ("Log", "UserEventRate"): try set(\.log.userEventRate) { v throws(ValueError) in try V.integer(v, in: 0...1_000_000) }
+        case ("Log", "UserEventBurst"): try set(\.log.userEventBurst) { v throws(ValueError) in try V.integer(v, in: 1...100_000_000) }
+        case ("Log", "ReserveSpace"): try set(\.log.reserveSpace) { v throws(ValueError) in try size(v, in: 0...Int.max) }
 
         default: return false
         }
@@ -225,6 +232,9 @@ public enum ConfigurationParser {
     private static func size(_ text: String, in range: ClosedRange<Int>) throws(ValueError) -> Int {
         let size = try ConfigurationValue.size(text)
         guard range.contains(size) else {
+            if range.upperBound < Int.max {
+                throw ValueError(expected: "a size of \(range.lowerBound) to \(range.upperBound) bytes, such as 512 or 1K")
+            }
             throw ValueError(expected: "a size of at least \(range.lowerBound) bytes, such as 64K or 1M")
         }
         return size

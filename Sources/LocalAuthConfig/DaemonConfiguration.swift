@@ -34,6 +34,13 @@ public struct DaemonConfiguration: Sendable, Equatable {
         public var maxPendingBytes = 1 << 20
         /// Microseconds a started line may take to finish.
         public var idleLineTimeout: Int64 = 10 * Timestamp.second
+        /// S-48: bytes of each stored string a client sends (a property's
+        /// value, evaluate's `reason=`), of a context's string properties
+        /// together, and of all the string properties an unprivileged user
+        /// holds across their contexts and connections.
+        public var maxPropertyBytes = 512
+        public var maxPropertyBytesPerContext = 1 << 10
+        public var maxPropertyBytesPerUser = 256 << 10
     }
 
     /// `[Biometry]`
@@ -73,6 +80,13 @@ public struct DaemonConfiguration: Sendable, Equatable {
         public var segmentSize = 64 << 20
         /// Events between snapshots.
         public var snapshotEvery = 100_000
+        /// S-48: logged events per second an unprivileged user may cause
+        /// (0 = no limit), and how many may come at once (the bucket's size).
+        public var userEventRate = 20
+        public var userEventBurst = 200
+        /// S-48: bytes kept free on the log's file system for security
+        /// events, administrators and daemon starts and stops (0 = none).
+        public var reserveSpace = 64 << 20
     }
 
     public var daemon = Daemon()

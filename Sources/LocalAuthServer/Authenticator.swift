@@ -75,6 +75,13 @@ final class Authenticator {
     /// inout parameter it is borrowed in place. `read` must not change it.
     func read<Value>(_ read: (inout AuthState) -> Value) -> Value { read(&state) }
 
+    /// Changes how the state is stored, never what it says (MemoryRelease.swift).
+    func mutateStorage(_ change: (inout AuthState) -> Void) {
+        let before = state.contexts.count
+        change(&state)
+        assert(state.contexts.count == before)
+    }
+
     enum CheckRefusal: Error {
         case rejected(Rejection)
         case unavailable(String)

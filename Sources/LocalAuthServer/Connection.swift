@@ -28,6 +28,10 @@ final class Connection {
     var contexts: Set<ContextID> = []
     /// Contexts invalidated by the app, oldest first (a subset of `contexts`).
     var invalidated: [ContextID] = []
+    /// The uid's shared S-48 record (LogBudget.swift); nil once closed.
+    var allowance: UserAllowance?
+    /// Bytes of string properties of this connection's contexts that hold some (PropertyCaps.swift).
+    var propertyBytes: [ContextID: Int] = [:]
     /// The tag of the running `evaluate` of each context.
     var evaluationTags: [ContextID: String] = [:]
     /// When the current unfinished line started (IdleLineTimeoutSec), or nil.

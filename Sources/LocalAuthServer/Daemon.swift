@@ -211,7 +211,7 @@ public enum Daemon {
         try? log.waitDurable(recorder.lastSeq)
         if let problem = recorder.failure { throw StoreError("the event log cannot record events: \(problem)") }
         let snapshotEvery = UInt64(configuration.log.snapshotEvery)
-        let snapshots = SnapshotWriter(log: log)
+        let snapshots = SnapshotWriter(log: log, reserve: configuration.log.reserveSpace, directory: stateDirectory)
         authenticator.observe = { [unowned authenticator] seq in
             if seq % snapshotEvery == 0 { snapshots.write(StateCodec.encode(authenticator.state), seq: seq) }
         }

@@ -53,6 +53,8 @@ final class Server {
     var running: [UInt64: PendingCheck] = [:]
     /// Running jobs whose results are to be ignored (the log failed meanwhile).
     var abandonedChecks: Set<UInt64> = []
+    /// S-48: per-uid budgets and the space reserve (LogBudget.swift, SpaceReserve.swift).
+    var limits = LogLimits()
     var nextCheckToken: UInt64 = 1
     /// S-7: fingerprint of each user's last wrong passcode, in memory only.
     var lastWrongPasscode: [UserID: [UInt8]] = [:]
@@ -204,6 +206,9 @@ final class Server {
         if logFailure == nil { authenticator.recorder.flush(durableThrough: authenticator.recorder.lastSeq) }
         if logFailure != nil { retryLog() }
         sensorBackend.tick()
+        judgeSpaceReserve()
+        pruneIdleAllowances()
+        releaseMemoryAfterClosedContexts()
         if let deadline = authenticator.state.nextPromptDeadline, deadline <= authenticator.state.effectiveNow(current) {
             run(.expirePrompts, connection: nil, tag: nil, now: current)
         }

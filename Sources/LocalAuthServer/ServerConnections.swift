@@ -42,6 +42,8 @@ extension Server {
             _ = isAdmin(connection)
             connections[connection.id] = connection
             connectionsPerUser[peer.uid, default: 0] += 1
+            connection.allowance = allowance(for: peer.uid)
+            connection.allowance?.connections += 1
             counters.accepted += 1
         }
     }
@@ -148,6 +150,7 @@ extension Server {
     }
 
     func endContexts(of connection: Connection) {
+        limits.contextsEnded += connection.contexts.count
         for ctx in connection.contexts.sorted() {
             run(.invalidate(ctx: ctx, reason: .disconnect), connection: connection, tag: nil, now: now)
             contextOwners[ctx] = nil
@@ -155,6 +158,7 @@ extension Server {
         connection.contexts.removeAll()
         connection.invalidated.removeAll()
         connection.evaluationTags.removeAll()
+        forgetAllPropertyBytes(connection)
     }
 
     /// Stops reading, ends the connection's contexts (their evaluations get
@@ -186,5 +190,6 @@ extension Server {
         let uid = connection.peer.uid
         connectionsPerUser[uid, default: 1] -= 1
         if connectionsPerUser[uid] == 0 { connectionsPerUser[uid] = nil }
+        releaseAllowance(of: connection)
     }
 }

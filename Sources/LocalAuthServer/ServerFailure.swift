@@ -62,6 +62,7 @@ extension Server {
                 connection.contexts.removeAll()
                 connection.invalidated.removeAll()
                 connection.evaluationTags.removeAll()
+                forgetAllPropertyBytes(connection)
             }
             contextOwners.removeAll()
             DaemonLog.notice("The event log records again; serving.", id: .started,

@@ -12,7 +12,9 @@
 //
 // Snapshots only make startup faster: at most one waits behind the one
 // being written (a newer one replaces it, so a slow disk holds at most two
-// payloads in memory), and a failed one is reported and forgotten.
+// payloads in memory), and a failed one is reported and forgotten. Nor is
+// one written when it would leave less than `[Log] ReserveSpace=` free: that
+// space is kept for security events (S-48, SpaceReserve.swift).
 import Dispatch
 import LocalAuthLog
 import LocalAuthSystem
@@ -24,8 +26,14 @@ final class SnapshotWriter: Sendable {
     /// The snapshot waiting to be written: the newest handed over.
     private let pending = Mutex<(seq: UInt64, payload: [UInt8])?>(nil)
 
-    init(log: EventLog) {
+    /// `[Log] ReserveSpace=`, and the state directory whose file system it guards.
+    private let reserve: Int64
+    private let directory: String
+
+    init(log: EventLog, reserve: Int, directory: String) {
         self.log = log
+        self.reserve = Int64(reserve)
+        self.directory = directory
     }
 
     /// Writes a snapshot whose payload (the encoded state) covers every
@@ -44,6 +52,10 @@ final class SnapshotWriter: Sendable {
             defer { slot = nil }
             return slot
         }) else { return }
+        if reserve > 0, let free = FreeSpace.available(at: directory), free - Int64(job.payload.count) < reserve {
+            DaemonLog.notice("Skipped snapshot \(job.seq): it would leave less than ReserveSpace=\(reserve) bytes free (\(free) left).")
+            return
+        }
         do {
             let head = try log.chainHead(at: job.seq)
             try log.snapshots.write(seq: job.seq, chainHead: head, time: WallClock.nowMicros(), payload: job.payload)

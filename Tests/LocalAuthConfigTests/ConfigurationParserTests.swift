@@ -233,6 +233,30 @@ final class ConfigurationParserTests: XCTestCase {
         }
     }
 
+    func test_S48_theLimitKeysHaveTheirDefaultsAndBounds() throws {
+        let d = DaemonConfiguration.default
+        XCTAssertEqual([d.daemon.maxPropertyBytes, d.daemon.maxPropertyBytesPerContext, d.daemon.maxPropertyBytesPerUser], [512, 1024, 256 << 10])
+        XCTAssertEqual([d.log.userEventRate, d.log.userEventBurst, d.log.reserveSpace], [20, 200, 64 << 20])
+        let set = try parse(("a.conf", """
+            [Daemon]
+            MaxPropertyBytes=1K
+            MaxPropertyBytesPerContext=2K
+            MaxPropertyBytesPerUser=1M
+            [Log]
+            UserEventRate=0
+            UserEventBurst=5
+            ReserveSpace=0
+            """))
+        XCTAssertEqual([set.daemon.maxPropertyBytes, set.daemon.maxPropertyBytesPerContext, set.daemon.maxPropertyBytesPerUser], [1024, 2048, 1 << 20])
+        XCTAssertEqual([set.log.userEventRate, set.log.userEventBurst, set.log.reserveSpace], [0, 5, 0])
+        // A value no line can carry, a burst of nothing and a negative rate are refused with the key.
+        for (text, key) in [("[Daemon]\nMaxPropertyBytes=9K", "MaxPropertyBytes"), ("[Log]\nUserEventBurst=0", "UserEventBurst"),
+                            ("[Log]\nUserEventRate=-1", "UserEventRate"), ("[Log]\nReserveSpace=lots", "ReserveSpace")] {
+            guard let error = failure(text) else { continue }
+            XCTAssertTrue(error.message.contains(key), error.message)
+        }
+    }
+
     func testDropInOrder() {
         XCTAssertEqual(
             ConfigurationParser.dropInOrder(["b.conf", "10-z.conf", "a.conf.bak", "README", ".hidden.conf", "B.conf",

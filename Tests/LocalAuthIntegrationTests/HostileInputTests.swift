@@ -23,7 +23,9 @@ final class HostileInputTests: IntegrationTestCase {
     }
 
     func testALineOfExactly8192BytesIncludingTheLineFeedIsAccepted() throws {
-        let daemon = try startDaemon()
+        // The property caps (S-48) raised to the line length: this is about framing.
+        let daemon = try startDaemon(configuration: "[Daemon]\nMaxPropertyBytes=8192\nMaxPropertyBytesPerContext=8192\n"
+            + DaemonProcess.defaultConfiguration)
         let client = try daemon.connect()
         let prefix = "t1 set ctx=\(try newContext(client)) localized-reason="
         let line = prefix + String(repeating: "r", count: 8191 - prefix.utf8.count)

@@ -47,7 +47,9 @@ final class DiskFaultTests: ReliabilityTestCase {
     /// must recover with a state that is the fold of the log.
     func testAFailureThatCannotBeMadeDurableIsNeverRevealed() throws {
         let mount = try tinyFilesystem("256k")
-        let daemon = try startDaemon(stateDirectory: mount.path + "/mnt/state")
+        // The padding below stores values of up to a page: above the default caps (S-48).
+        let daemon = try startDaemon(configuration: configuration(daemon: ["MaxPropertyBytes=8192", "MaxPropertyBytesPerContext=8192"]),
+                                     stateDirectory: mount.path + "/mnt/state")
         uncleanStopAllowed.insert(ObjectIdentifier(daemon))
         let admin = try daemon.connect()
         try prepareUser(admin, uid: 0, passcode: Secrets.make("FullD1skPass"))

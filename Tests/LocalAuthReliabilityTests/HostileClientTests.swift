@@ -126,7 +126,7 @@ final class HostileClientTests: ReliabilityTestCase {
     // MARK: - A client that never reads
 
     func testAClientThatNeverReadsIsClosedAndMemoryStaysBounded() throws {
-        let daemon = try startDaemon(configuration: configuration(daemon: ["MaxPendingBytes=64K"]))
+        let daemon = try startDaemon(configuration: configuration(daemon: ["MaxPendingBytes=64K", "MaxPropertyBytes=4000", "MaxPropertyBytesPerContext=4000"]))
         let victim = try startVictim(daemon, passcode: Secrets.make("NeverR3adPass"))
         let before = residentKiB(daemon.pid)
         let hostile = try daemon.connect()

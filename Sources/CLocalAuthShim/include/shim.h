@@ -97,4 +97,9 @@ uint32_t la_crc32c_table(uint32_t crc, const void *buf, size_t len);
 /// 1 when la_crc32c uses the CPU's crc32 instruction.
 int la_crc32c_hardware(void);
 
+// MARK: Memory (memory.c)
+
+/// malloc_trim(0): hands free heap pages back to the kernel; 1 if any were.
+int la_malloc_trim(void);
+
 #endif

@@ -12,6 +12,7 @@ extension Server {
                 "At most \(configuration.daemon.maxContextsPerConnection) contexts per connection; invalidate some first."))
         }
         guard let subject = contextSubject(request, connection) else { return }
+        if let refusal = loggedRequestRefusal(connection, events: 1) { return reply(connection, request.tag, refusal) }
         let random = SecureRandom.bytes(16)
         guard let ctx = ContextID(bytes: random) else { return }
         let outcome = run(.createContext(ctx: ctx, uid: subject.uid, pid: connection.peer.pid, origin: subject.origin),
@@ -31,11 +32,18 @@ extension Server {
             }
             properties.append(property)
         }
-        // All values were checked first, so a bad one changes nothing.
+        // All values and caps were checked first, so a bad one changes nothing.
+        let bytes: Int
+        switch checkPropertyCaps(properties, ctx: ctx, connection) {
+        case .failure(let refusal): return reply(connection, request.tag, refusal)
+        case .success(let total): bytes = total
+        }
+        if let refusal = loggedRequestRefusal(connection, events: properties.count) { return reply(connection, request.tag, refusal) }
         for property in properties {
             let outcome = run(.setProperty(ctx: ctx, property: property), connection: connection, tag: request.tag, now: now)
             guard events(outcome, connection, request.tag) != nil else { return }
         }
+        notePropertyBytes(bytes, ctx: ctx, connection)
         replyOK(connection, request.tag)
     }
 
@@ -64,6 +72,7 @@ extension Server {
             run(.invalidate(ctx: oldest, reason: .disconnect), connection: connection, tag: nil, now: now)
             connection.contexts.remove(oldest)
             contextOwners[oldest] = nil
+            forgetPropertyBytes(of: oldest, connection)
         }
     }
 
@@ -92,6 +101,10 @@ extension Server {
     /// borrows it (see `processLines`).
     func answerCanEvaluate(_ ctx: ContextID, policy: Policy, tag: UnsafeBufferPointer<UInt8>, _ connection: Connection,
                            _ authenticator: Authenticator) {
+        // S-48: two compares for root and the daemon's uid (the benchmarks run as root).
+        if connection.peer.uid != 0, connection.peer.uid != daemonUID, let refusal = loggedRequestRefusal(connection, events: 1) {
+            return reply(connection, String(decoding: tag, as: UTF8.self), refusal)
+        }
         if !sensorBackend.isSimulated { noteEnrollmentInterest(ctx) }
         switch authenticator.canEvaluate(ctx, policy: policy, now: now) {
         case .failure(.rejected(let rejection)):

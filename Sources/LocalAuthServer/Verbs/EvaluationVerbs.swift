@@ -9,6 +9,9 @@ extension Server {
         guard let ctx = ownedContext(request, connection), let policy = policy(request, connection) else { return }
         // S-21: a missing reason is bad-argument (Apple raises), like an empty one.
         let reason = request.arguments.value(for: "reason") ?? ""
+        if let refusal = checkValueCap(reason, key: "reason") ?? loggedRequestRefusal(connection, events: 1) {
+            return reply(connection, request.tag, refusal)
+        }
         if !sensorBackend.isSimulated { noteEnrollmentInterest(ctx) }
         let previousTag = connection.evaluationTags[ctx]
         if previousTag == nil { connection.evaluationTags[ctx] = request.tag }

@@ -35,6 +35,9 @@ extension Server {
             ("passcode-checks", String(counters.passcodeChecks)), ("passcode-refused", String(counters.passcodeRefused)),
             ("passcode-busy", String(counters.passcodeBusy)), ("passcode-queued", String(passcodeQueue.waitingCount)),
             ("passcode-running", String(running.count)),
+            ("rate-refusals", String(limits.refusedForRate)), ("space-refusals", String(limits.refusedForSpace)),
+            ("size-refusals", String(limits.refusedForSize)), ("space-low", limits.spaceLow ? "true" : "false"),
+            ("memory-releases", String(limits.memoryReleases)),
         ])
     }
 }

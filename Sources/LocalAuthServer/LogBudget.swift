@@ -1,0 +1,136 @@
+// S-48: no unprivileged user can exhaust the log. Each uid that is not an
+// administrator has a budget of logged events, a token bucket
+// (`[Log] UserEventRate=` per second, `UserEventBurst=` at once) kept on one
+// record that every connection of that uid shares, so that many connections
+// or pipelining gain nothing. A request that would record when the bucket is
+// empty is refused with `limit-exceeded` and records nothing.
+//
+// Only the requests that an unprivileged user can repeat at will are charged:
+// `new`, `set` (one per property), `can-evaluate`, `evaluate`. What S-48
+// protects is never refused: failures (bounded by the sensor and S-46), the
+// answers that end a running evaluation (`passcode`, `fallback`, `cancel`,
+// disconnects), admin actions, daemon starts and stops.
+import LocalAuthCore
+import LocalAuthProtocol
+import LocalAuthSystem
+
+/// What the daemon keeps per uid while it has connections (or an unfilled
+/// bucket, so that reconnecting does not refill it): the event budget and
+/// the bytes of string properties its contexts hold (PropertyCaps.swift).
+final class UserAllowance {
+    let uid: UserID
+    /// Events the user may still cause now (fractions accrue between requests).
+    private var tokens: Double
+    /// Monotonic nanoseconds of the last refill.
+    private var refilledAt: UInt64
+    /// Bytes of the string properties of this uid's contexts, on all its connections.
+    var propertyBytes = 0
+    /// Open connections of this uid that share the record.
+    var connections = 0
+
+    init(uid: UserID, burst: Int, now: UInt64) {
+        self.uid = uid
+        tokens = Double(burst)
+        refilledAt = now
+    }
+
+    /// Takes `count` events from the bucket; false (and nothing taken) when
+    /// it holds fewer. A rate of 0 is no limit.
+    func take(_ count: Int, rate: Int, burst: Int, now: UInt64) -> Bool {
+        guard rate > 0 else { return true }
+        refill(rate: rate, burst: burst, now: now)
+        guard tokens >= Double(count) else { return false }
+        tokens -= Double(count)
+        return true
+    }
+
+    /// Nothing to remember: the bucket is full and no property is held.
+    func isIdle(rate: Int, burst: Int, now: UInt64) -> Bool {
+        refill(rate: rate, burst: burst, now: now)
+        return connections == 0 && propertyBytes == 0 && (rate == 0 || tokens >= Double(burst))
+    }
+
+    private func refill(rate: Int, burst: Int, now: UInt64) {
+        guard now > refilledAt else { return }
+        tokens = min(Double(burst), tokens + Double(now - refilledAt) * Double(rate) / 1e9)
+        refilledAt = now
+    }
+}
+
+/// The server's S-48 state (one stored property of `Server`).
+struct LogLimits {
+    var allowances: [UserID: UserAllowance] = [:]
+    /// Free space on the log's file system is below `[Log] ReserveSpace=`
+    /// (SpaceReserve.swift; judged each tick, never per request).
+    var spaceLow = false
+    /// Refusals, for `stats`.
+    var refusedForRate = 0
+    var refusedForSpace = 0
+    var refusedForSize = 0
+    /// Contexts ended since memory was last handed back (MemoryRelease.swift).
+    var contextsEnded = 0
+    var contextsEndedAtLastTick = 0
+    var memoryReleases = 0
+}
+
+extension Server {
+    /// The shared record of `uid`, made at its first connection.
+    func allowance(for uid: UserID) -> UserAllowance {
+        if let existing = limits.allowances[uid] { return existing }
+        let fresh = UserAllowance(uid: uid, burst: configuration.log.userEventBurst, now: MonotonicClock.nowNanos())
+        limits.allowances[uid] = fresh
+        return fresh
+    }
+
+    /// A connection is gone: its record is forgotten once it holds nothing
+    /// (a user who emptied the bucket finds it as empty on a new connection).
+    func releaseAllowance(of connection: Connection) {
+        guard let allowance = connection.allowance else { return }
+        connection.allowance = nil
+        allowance.connections -= 1
+        pruneAllowance(allowance)
+    }
+
+    func pruneAllowance(_ allowance: UserAllowance) {
+        if allowance.isIdle(rate: configuration.log.userEventRate, burst: configuration.log.userEventBurst,
+                            now: MonotonicClock.nowNanos()) {
+            limits.allowances[allowance.uid] = nil
+        }
+    }
+
+    /// Records kept for buckets that are filling again after their last
+    /// connection closed: dropped once full (each tick, a handful at most).
+    func pruneIdleAllowances() {
+        guard limits.allowances.count > connectionsPerUser.count else { return }
+        for (uid, allowance) in limits.allowances where connectionsPerUser[uid] == nil { pruneAllowance(allowance) }
+    }
+
+    /// Administrators are exempt from the budget and the per-user cap:
+    /// root and the daemon's uid without a lookup (the hot path), group
+    /// members judged now (S-51, `isAdmin`), not as when they connected.
+    func isExemptFromLimits(_ connection: Connection) -> Bool {
+        let uid = connection.peer.uid
+        return uid == 0 || uid == daemonUID || isAdmin(connection)
+    }
+
+    /// Why an unprivileged request that would record `events` events must
+    /// be refused, or nil (then the events are taken from the budget).
+    /// Administrators are never refused here. Allocation-free when it lets
+    /// the request go (can-evaluate's in-place path calls it).
+    func loggedRequestRefusal(_ connection: Connection, events: Int) -> ProtocolError? {
+        if isExemptFromLimits(connection) { return nil }
+        if limits.spaceLow {
+            limits.refusedForSpace += 1
+            return ProtocolError(.unavailable,
+                "The disk holding the event log is nearly full (less than ReserveSpace=\(configuration.log.reserveSpace) bytes free); "
+                + "it is kept for security events and administrators until space is freed.")
+        }
+        guard let allowance = connection.allowance else { return nil }
+        let rate = configuration.log.userEventRate, burst = configuration.log.userEventBurst
+        if allowance.take(events, rate: rate, burst: burst, now: MonotonicClock.nowNanos()) { return nil }
+        limits.refusedForRate += 1
+        return ProtocolError(.limitExceeded,
+            "Too many logged requests from uid \(connection.peer.uid): at most UserEventRate=\(rate) per second "
+            + "(UserEventBurst=\(burst) at once); nothing was recorded, try again later.")
+    }
+}
