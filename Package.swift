@@ -76,6 +76,10 @@ let package = Package(
         .testTarget(name: "LocalAuthCtlTests", dependencies: [
             "LocalAuthProtocol", "LocalAuthSystem", "LocalAuthCore", "LocalAuthLog", "LocalAuthTestSupport",
         ]),
+        // S-43 against the real fprintd (virtual device, private bus); skips without it.
+        .testTarget(name: "LocalAuthFprintdTests", dependencies: [
+            "LocalAuthProtocol", "LocalAuthSystem", "LocalAuthTestSupport",
+        ]),
         .testTarget(name: "LocalAuthReliabilityTests", dependencies: [
             "LocalAuthProtocol", "LocalAuthSystem", "LocalAuthCore", "LocalAuthLog", "LocalAuthConfig",
             "LocalAuthTestSupport",

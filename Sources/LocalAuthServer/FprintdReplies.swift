@@ -70,6 +70,11 @@ enum FprintdReplies {
         return printable.isEmpty ? nil : printable
     }
 
+    /// ObjectManager's InterfacesRemoved ("oas"): the object removed.
+    static func removedObject(_ message: DBusMessage) -> String? {
+        message.leadingObjectPath(signature: "oas")
+    }
+
     /// NameOwnerChanged for fprintd's name: whether it now has an owner;
     /// nil for any other name or shape.
     static func fprintdOwnerChanged(_ message: DBusMessage) -> Bool? {
@@ -87,7 +92,8 @@ enum FprintdReplies {
         case "net.reactivated.Fprint.Error.NoSuchDevice":
             return "No fingerprint reader is connected."
         case "org.freedesktop.DBus.Error.Timeout", "org.freedesktop.DBus.Error.NoReply":
-            return "fprintd did not answer in time."
+            // Also what a call gets when fprintd exits before answering.
+            return "fprintd did not answer."
         case "org.freedesktop.DBus.Error.AccessDenied", "net.reactivated.Fprint.Error.PermissionDenied":
             return "fprintd refused the daemon (check the polkit rule localauthd-fprintd.rules)."
         default:

@@ -46,6 +46,14 @@ final class FprintdSensor: SensorBackend {
     var queue: [UserID] = []
     var active: ActiveScan?
     var heldPrompts: [UserID: (connection: Connection, bytes: [UInt8])] = [:]
+    /// A Release is in flight (no Claim before its answer).
+    var releasing = false
+    /// A refused Claim (AlreadyInUse) is tried again from then (monotonic ns).
+    var claimRetryAt: UInt64 = 0
+    /// A verify-unknown-error waiting to see whether the reader vanished.
+    var pendingError: (uid: UserID, reading: SensorReading, deadline: UInt64)?
+    /// How long that wait lasts (nanoseconds).
+    static let errorGrace: UInt64 = 1_000_000_000
 
     init(address: String?, server: Server) throws {
         self.address = address
@@ -76,6 +84,10 @@ final class FprintdSensor: SensorBackend {
                                 member: "VerifyStatus") { [unowned self] message in
                 verifyStatus(message)
             }
+            try bus.matchSignal(sender: FprintdReplies.service, path: "/net/reactivated/Fprint",
+                                interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesRemoved") { [unowned self] message in
+                if let path = FprintdReplies.removedObject(message) { deviceRemoved(path) }
+            }
             discover()
         } catch {
             drop(problem: "The D-Bus system bus is not reachable (\(error)).")
@@ -96,6 +108,8 @@ final class FprintdSensor: SensorBackend {
     /// Each tick: a call's timeout may have passed; reconnect or rediscover.
     func tick() {
         connectIfNeeded()
+        expirePendingError()
+        if active == nil, !queue.isEmpty { startNextScan() }
         if let bus, let deadline = bus.deadline, deadline <= MonotonicClock.nowNanos() / 1000 { busReady() }
         if bus != nil, device == nil, !discovering,
            MonotonicClock.nowNanos() - lastAttempt >= FprintdSensor.rediscoverEvery {
@@ -121,6 +135,7 @@ final class FprintdSensor: SensorBackend {
         bus?.close()
         bus = nil
         discovering = false
+        releasing = false
         refreshing.removeAll()
         refreshAgain.removeAll()
         readerGone(problem: why)
@@ -173,8 +188,11 @@ final class FprintdSensor: SensorBackend {
     func readerGone(problem why: String) {
         device = nil
         readerName = nil
-        problem = why
+        // The prompts get their reading first: with the problem already
+        // set, the core would answer biometryNotAvailable instead of S-27's
+        // disconnect.
         lostSensor()
+        problem = why
     }
 
     // MARK: - Enrolled fingers
@@ -196,8 +214,13 @@ final class FprintdSensor: SensorBackend {
             let sent = call(device, FprintdReplies.deviceInterface, "ListEnrolledFingers", [.string(name)]) { [unowned self] reply in
                 if let fingers = FprintdReplies.enrolledFingers(reply) {
                     server.fprintdListed(uid: uid, fingers: fingers)
-                } else if let error = reply.error, error.name.hasPrefix("org.freedesktop.DBus.Error.") {
+                } else if let error = reply.error, error.name.hasPrefix("org.freedesktop.DBus.Error.")
+                            || error.name == "net.reactivated.Fprint.Error.NoSuchDevice" {
+                    // fprintd went away or hangs: what is there now is
+                    // GetDefaultDevice's to say (it also restarts an
+                    // activatable fprintd).
                     readerGone(problem: FprintdReplies.problem(error))
+                    discover()
                 }
                 refreshDone(uid)
             }

@@ -5,8 +5,10 @@
 // timeout runs from that moment). Whatever ends the prompt (a verdict, a
 // cancel, an invalidation, a disconnect, a timeout, a preemption, the
 // passcode phase, shutdown) reaches `scanCancelled`, which sends VerifyStop
-// and Release before the next user's Claim: fprintd handles one sender's
-// calls in order, so the next Claim always finds the device released.
+// and Release; the next user's Claim waits for Release's answer (fprintd
+// closes the device asynchronously and refuses a Claim meanwhile). A Claim
+// refused because another program holds the reader is tried again every
+// half second while the prompt waits (S-31's timeout bounds it).
 //
 // Late statuses: a VerifyStatus counts only while this daemon's
 // verification runs (after VerifyStart's reply, before it sent VerifyStop).
@@ -55,7 +57,8 @@ extension FprintdSensor {
 
     /// Gives the reader to the first waiting user when it is free.
     func startNextScan() {
-        guard active == nil, let uid = queue.first, device != nil, bus != nil else { return }
+        guard active == nil, !releasing, let uid = queue.first, device != nil, bus != nil,
+              MonotonicClock.nowNanos() >= claimRetryAt else { return }
         active = ActiveScan(uid: uid, phase: .naming)
         names.resolve(uid) { [unowned self] name in
             guard var scan = active, scan.uid == uid, scan.phase == .naming else { return }
@@ -72,7 +75,13 @@ extension FprintdSensor {
         let sent = call(device, FprintdReplies.deviceInterface, "Claim", [.string(name)]) { [unowned self] reply in
             guard var scan = active, scan.uid == uid, scan.phase == .claiming else {
                 // The prompt ended while the Claim was in flight: give the device back.
-                if reply.error == nil, let device = self.device { _ = call(device, FprintdReplies.deviceInterface, "Release") { _ in } }
+                if reply.error == nil { release() }
+                return
+            }
+            if let error = reply.error, error.name == "net.reactivated.Fprint.Error.AlreadyInUse" {
+                // Another program verifies or enrolls: the prompt waits for the reader.
+                active = nil
+                claimRetryAt = MonotonicClock.nowNanos() + 500_000_000
                 return
             }
             if let error = reply.error {
@@ -111,7 +120,44 @@ extension FprintdSensor {
               let (reading, done) = FprintdReplies.verifyStatus(message) else { return }
         if done { scan.phase = .between }
         active = scan
-        server.fprintdReading(uid: scan.uid, reading)
+        if case .error = reading { return checkReaderAfterError(scan.uid, reading) }
+        deliver(reading, to: scan.uid, done: done)
+    }
+
+    /// verify-unknown-error: fprintd 1.94 also sends it when the reader is
+    /// unplugged mid-verification (libfprint's "device removed"), and
+    /// removes the device only once it is released. So the device is given
+    /// back at once, and the verdict waits (at most `errorGrace`) for
+    /// fprintd's InterfacesRemoved of it: removed is S-27's disappeared
+    /// sensor (-13 for policy 1, the passcode for policy 2); still there is
+    /// S-43's systemCancel.
+    private func checkReaderAfterError(_ uid: UserID, _ reading: SensorReading) {
+        guard let scan = active, scan.uid == uid else { return }
+        finish(scan, release: true)
+        active = ActiveScan(uid: uid, phase: .between)
+        pendingError = (uid, reading, MonotonicClock.nowNanos() + FprintdSensor.errorGrace)
+    }
+
+    /// The tick: an error whose reader did not disappear in time is a verdict.
+    func expirePendingError() {
+        guard let pending = pendingError, MonotonicClock.nowNanos() >= pending.deadline else { return }
+        pendingError = nil
+        guard active?.uid == pending.uid, active?.phase == .between else { return }
+        active = nil
+        server.fprintdReading(uid: pending.uid, pending.reading)
+        startNextScan()
+    }
+
+    /// fprintd's ObjectManager removed a device: ours means the reader is gone.
+    func deviceRemoved(_ path: String) {
+        guard path == device else { return }
+        pendingError = nil
+        readerGone(problem: "The fingerprint reader was disconnected.")
+    }
+
+    private func deliver(_ reading: SensorReading, to uid: UserID, done: Bool) {
+        let scan = ActiveScan(uid: uid, phase: .between)
+        server.fprintdReading(uid: uid, reading)
         // The prompt still waits (a no-match with attempts left): a new
         // verification for the next attempt. A retry (done=false) keeps
         // the running one (S-43).
@@ -132,8 +178,15 @@ extension FprintdSensor {
         if scan.phase == .verifying || scan.phase == .starting || scan.phase == .between {
             _ = call(device, FprintdReplies.deviceInterface, "VerifyStop") { _ in }
         }
-        if scan.claimed && release {
-            _ = call(device, FprintdReplies.deviceInterface, "Release") { _ in }
+        if scan.claimed && release { self.release() }
+    }
+
+    /// Release, and the next Claim once fprintd answered it.
+    func release() {
+        guard let device else { return }
+        releasing = call(device, FprintdReplies.deviceInterface, "Release") { [unowned self] _ in
+            releasing = false
+            startNextScan()
         }
     }
 
@@ -154,6 +207,7 @@ extension FprintdSensor {
     /// fprintd or the reader went away: every waiting prompt's sensor
     /// disappeared (S-27: -13 for policy 1, the passcode for policy 2).
     func lostSensor() {
+        pendingError = nil
         let waiting = (active.map { [$0.uid] } ?? []) + queue.filter { $0 != active?.uid }
         active = nil
         queue.removeAll()

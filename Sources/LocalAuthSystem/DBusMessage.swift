@@ -42,14 +42,26 @@ public struct DBusMessage {
         return values
     }
 
+    /// The first value of a body of exactly `signature` when it is an
+    /// object path (e.g. "oas", InterfacesRemoved); nil otherwise.
+    public func leadingObjectPath(signature: String) -> String? {
+        guard signature.hasPrefix("o"), hasSignature(signature), sd_bus_message_rewind(raw, 1) >= 0 else { return nil }
+        return readBasic(.objectPath)?.string
+    }
+
     /// Reads a body of one array of strings ("as"), at most `limit` of them.
-    public func readStringArray(limit: Int = 64) -> [String]? {
-        guard hasSignature("as"), sd_bus_message_rewind(raw, 1) >= 0,
-              sd_bus_message_enter_container(raw, CChar(UInt8(ascii: "a")), "s") > 0 else { return nil }
+    public func readStringArray(limit: Int = 64) -> [String]? { readArray("s", limit: limit) }
+
+    /// Reads a body of one array of object paths ("ao"), at most `limit` of them.
+    public func readObjectPaths(limit: Int = 64) -> [String]? { readArray("o", limit: limit) }
+
+    private func readArray(_ element: Unicode.Scalar, limit: Int) -> [String]? {
+        guard hasSignature("a" + String(element)), sd_bus_message_rewind(raw, 1) >= 0,
+              sd_bus_message_enter_container(raw, CChar(UInt8(ascii: "a")), String(element)) > 0 else { return nil }
         var strings: [String] = []
         while strings.count <= limit {
             var pointer: UnsafePointer<CChar>?
-            let rc = sd_bus_message_read_basic(raw, CChar(UInt8(ascii: "s")), &pointer)
+            let rc = sd_bus_message_read_basic(raw, CChar(UInt8(ascii: element)), &pointer)
             if rc < 0 { return nil }
             if rc == 0 { break }
             guard let string = DBusMessage.bounded(pointer) else { return nil }
