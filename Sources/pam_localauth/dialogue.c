@@ -210,14 +210,14 @@ void la_dialogue(pam_handle_t *pamh, int fd, const struct la_options *options, c
         const char *kind = la_field(&d->reply, "kind");
         if (kind && strcmp(kind, "biometric") == 0) {
             show_biometric_prompt(d, reason, text, sizeof(text));
-            if (converse(d, PAM_TEXT_INFO, text, NULL) != PAM_SUCCESS) {
+            if (!options->silent && converse(d, PAM_TEXT_INFO, text, NULL) != PAM_SUCCESS) {
                 cancel_after_conversation_error(d, outcome);
                 goto done;
             }
         } else if (kind && strcmp(kind, "passcode") == 0) {
             const char *message = la_field(&d->reply, "message");
             char *answer = NULL;
-            if (message && converse(d, PAM_ERROR_MSG, message, NULL) != PAM_SUCCESS) {
+            if (message && !options->silent && converse(d, PAM_ERROR_MSG, message, NULL) != PAM_SUCCESS) {
                 cancel_after_conversation_error(d, outcome);
                 goto done;
             }

@@ -15,6 +15,7 @@ struct la_options {
     const char *socket;
     int timeout_seconds;
     int debug;
+    int silent; /* PAM_SILENT: no informational messages, only the password prompt */
 };
 
 struct la_subject {

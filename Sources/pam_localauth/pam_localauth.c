@@ -38,6 +38,7 @@ static int parse_options(pam_handle_t *pamh, int argc, const char **argv, struct
     options->socket = LA_DEFAULT_SOCKET;
     options->timeout_seconds = LA_DEFAULT_TIMEOUT;
     options->debug = 0;
+    options->silent = 0;
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i];
         if (strcmp(arg, "debug") == 0) {
@@ -125,9 +126,8 @@ LA_EXPORT int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, const
     const char *user = NULL;
     const void *service = NULL;
     int fd, rc;
-    (void)flags;
-
     if (parse_options(pamh, argc, argv, &options) != 0) return PAM_AUTHINFO_UNAVAIL;
+    options.silent = (flags & PAM_SILENT) != 0;
     rc = pam_get_user(pamh, &user, NULL);
     if (rc != PAM_SUCCESS || !user || !*user) {
         pam_syslog(pamh, LOG_ERR, "Failed to get the user name: %s", pam_strerror(pamh, rc));
@@ -157,7 +157,7 @@ LA_EXPORT int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, const
     la_dialogue(pamh, fd, &options, &subject, &outcome);
     close(fd);
 
-    if (outcome.message[0]) tell_user(pamh, outcome.message);
+    if (outcome.message[0] && !options.silent) tell_user(pamh, outcome.message);
     pam_syslog(pamh, outcome.pam == PAM_SUCCESS ? LOG_INFO : LOG_NOTICE,
                "localauthd: user=%s uid=%u service=%s policy=%s result=%s", user, (unsigned)subject.uid,
                (const char *)service, options.policy, outcome.result);
