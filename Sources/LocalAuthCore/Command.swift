@@ -43,6 +43,10 @@ public enum Command: Sendable, Equatable {
     case reportUnlock(uid: UserID, by: UserID)
     case reset(uid: UserID, by: UserID)
     case repairLog(firstLostSeq: UInt64, by: UserID)
+    /// S-49: the snapshot at `seq` was written with this file digest (hex).
+    case recordSnapshot(seq: UInt64, sha256: String)
+    /// S-49: start on a log behind its journal anchor (`--accept-log-rollback`).
+    case acceptLogRollback(journalSeq: UInt64, logSeq: UInt64, by: UserID)
 }
 
 /// Why a command was refused. Names are PROTOCOL.md's protocol errors, plus

@@ -81,6 +81,10 @@ struct Decision {
             emit(.userReset(uid: uid, by: by))
         case .repairLog(let firstLostSeq, let by):
             emit(.logRepaired(firstLostSeq: firstLostSeq, by: by))
+        case .recordSnapshot(let seq, let sha256):
+            emit(.snapshotRecorded(snapshotSeq: seq, sha256: sha256))
+        case .acceptLogRollback(let journalSeq, let logSeq, let by):
+            emit(.logRollbackAccepted(journalSeq: journalSeq, logSeq: logSeq, by: by))
         }
     }
 

@@ -159,6 +159,13 @@ public enum EventBody: Sendable, Equatable {
     /// S-46: a passcode attempt refused unchecked, during a delay or an admin
     /// lock. `retryAfter`: seconds left of the delay (0 under an admin lock).
     case passcodeRefused(uid: UserID, ctx: ContextID?, eval: EvaluationID?, retryAfter: Int64)
+    /// S-49: the snapshot covering `snapshotSeq` was written; `sha256` is the
+    /// SHA-256 of its whole file (64 lower-case hex digits). A snapshot is
+    /// trusted only when its file still has this digest.
+    case snapshotRecorded(snapshotSeq: UInt64, sha256: String)
+    /// S-49: the daemon was started with `--accept-log-rollback` on a log
+    /// (ending at `logSeq`) behind the head the journal recorded at `journalSeq`.
+    case logRollbackAccepted(journalSeq: UInt64, logSeq: UInt64, by: UserID)
 
     /// AUDIT.md's `type`, one string per kind.
     public var name: String { kind.name }
@@ -191,13 +198,15 @@ public enum EventBody: Sendable, Equatable {
         case .passcodeSubmitted: return .passcodeSubmitted
         case .contextReleased: return .contextReleased
         case .passcodeRefused: return .passcodeRefused
+        case .snapshotRecorded: return .snapshotRecorded
+        case .logRollbackAccepted: return .logRollbackAccepted
         }
     }
 
     /// The user an event is about, when there is one (log index key).
     public var uid: UserID? {
         switch self {
-        case .daemonStarted, .daemonStopped, .logRepaired, .rulesApplied: return nil
+        case .daemonStarted, .daemonStopped, .logRepaired, .rulesApplied, .snapshotRecorded, .logRollbackAccepted: return nil
         case .contextCreated(let uid, _, _, _), .contextPropertySet(let uid, _, _), .contextInvalidated(let uid, _, _),
              .policyChecked(let uid, _, _, _, _, _), .evaluationStarted(let uid, _, _, _, _),
              .promptShown(let uid, _, _, _), .biometricMatched(let uid, _, _), .biometricFailed(let uid, _, _),
@@ -244,6 +253,7 @@ public enum EventBody: Sendable, Equatable {
         switch self {
         case .biometricFailed, .passcodeRejected: return true
         case .enrollmentChanged, .passcodeChanged, .deviceUnlocked, .userReset, .logRepaired, .rulesApplied: return true
+        case .logRollbackAccepted: return true
         default: return false
         }
     }
@@ -298,6 +308,8 @@ public enum EventKind: UInt16, Sendable, CaseIterable {
     case passcodeSubmitted = 24
     case contextReleased = 25
     case passcodeRefused = 26
+    case snapshotRecorded = 27
+    case logRollbackAccepted = 28
 
     public var name: String {
         switch self {
@@ -327,6 +339,8 @@ public enum EventKind: UInt16, Sendable, CaseIterable {
         case .passcodeSubmitted: return "passcode-submitted"
         case .contextReleased: return "context-released"
         case .passcodeRefused: return "passcode-refused"
+        case .snapshotRecorded: return "snapshot-recorded"
+        case .logRollbackAccepted: return "log-rollback-accepted"
         }
     }
 

@@ -161,10 +161,32 @@ extension AuthState {
             user.adminLocked = false
             users[uid] = user
             dropUserIfEmpty(uid)
-        case .logRepaired:
-            // S-41: events were lost, so every user must prove themselves
-            // with the passcode before biometry is trusted again.
-            for uid in users.keys { users[uid]?.biometryLockedOut = true }
+        case .logRepaired, .logRollbackAccepted:
+            eventsWereLost(at: time)
+        case .snapshotRecorded:
+            // A fact about a file; the state it covers is unchanged (S-49).
+            break
+        }
+    }
+
+    /// A repair cut events, or a log behind its journal anchor was accepted:
+    /// whatever the lost events did is unknown, so each user is left as the
+    /// worst of them could have left them (S-41, S-49). Biometry is locked
+    /// out for every user; each user with a passcode keeps their counted
+    /// failures and delay, raised to the longest step of the backoff from now
+    /// (the lost part may have held failures up to it), so that a cut never
+    /// shortens a delay. The admin lock is not raised (an administrator ran
+    /// the repair, and `reset` lifts all of it).
+    private mutating func eventsWereLost(at time: Int64) {
+        let longest = rules.backoff.last
+        let failuresAtLongest = rules.delayAfterFailures + max(rules.backoff.count - 1, 0)
+        for uid in users.keys {
+            users[uid]?.biometryLockedOut = true
+            guard let user = users[uid], user.passcodeSet, let longest else { continue }
+            var failures = max(user.passcodeFailures, failuresAtLongest)
+            if rules.maxPasscodeFailures > 0 { failures = min(failures, max(rules.maxPasscodeFailures - 1, user.passcodeFailures)) }
+            users[uid]?.passcodeFailures = failures
+            users[uid]?.passcodeRetryAt = max(user.passcodeRetryAt ?? .min, max(time, clockHighWater) + longest)
         }
     }
 

@@ -91,6 +91,10 @@ enum EventFields {
             ]
         case .contextReleased(let u, let c):
             return [uid(u), ctx(c)]
+        case .snapshotRecorded(let snapshotSeq, let sha256):
+            return [("snapshot_seq", .number(snapshotSeq)), ("sha256", .string(sha256))]
+        case .logRollbackAccepted(let journalSeq, let logSeq, let by):
+            return [("journal_seq", .number(journalSeq)), ("log_seq", .number(logSeq)), ("by", .number(by))]
         }
     }
 }

@@ -50,6 +50,8 @@ final class CodecRoundTripTests: XCTestCase {
         .contextReleased(uid: 1000, ctx: ctx),
         .passcodeRefused(uid: 1000, ctx: ctx, eval: 4, retryAfter: 3600),
         .passcodeRefused(uid: 7, ctx: nil, eval: nil, retryAfter: 0),
+        .snapshotRecorded(snapshotSeq: 100_000, sha256: String(repeating: "a1", count: 32)),
+        .logRollbackAccepted(journalSeq: 90_000, logSeq: 42, by: 0),
     ]
 
     func testEveryEventKindRoundTrips() throws {

@@ -90,7 +90,8 @@ final class UserStateRuleTests: XCTestCase {
         s.evaluate(ctx(2), .owner)
         s.given(.repairLog(firstLostSeq: 9, by: admin))
         s.feed(alice, .match)
-        s.then(prompted(alice, ctx(2), 1, passcodePrompt(left: 6)))
+        // The match is refused; the repair also left the longest passcode delay (issue #15 item 9).
+        s.then(failed(alice, ctx(2), 1, Failure(.authenticationFailed, message: "Passcode entry is disabled.", retryAfter: 3600)))
     }
 
     func test_S04_passcodeSuccessResetsBiometricAndPasscodeCountsAndLiftsLockout() {

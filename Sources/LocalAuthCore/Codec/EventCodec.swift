@@ -80,6 +80,10 @@ public enum EventCodec {
             RulesCodec.encode(rules, into: &w)
         case .contextReleased(let uid, let ctx):
             w.varint(UInt64(uid)); w.context(ctx)
+        case .snapshotRecorded(let snapshotSeq, let sha256):
+            w.varint(snapshotSeq); w.string(sha256)
+        case .logRollbackAccepted(let journalSeq, let logSeq, let by):
+            w.varint(journalSeq); w.varint(logSeq); w.varint(UInt64(by))
         }
     }
 
@@ -206,6 +210,14 @@ public enum EventCodec {
             return .rulesApplied(try RulesCodec.decode(&r))
         case .contextReleased:
             return .contextReleased(uid: try r.u32(), ctx: try r.context())
+        case .snapshotRecorded:
+            let seq = try r.varint(), digest = try r.string()
+            guard digest.utf8.count == 64, digest.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }) else {
+                throw DecodeError("snapshot digest is not 64 lower-case hex digits")
+            }
+            return .snapshotRecorded(snapshotSeq: seq, sha256: digest)
+        case .logRollbackAccepted:
+            return .logRollbackAccepted(journalSeq: try r.varint(), logSeq: try r.varint(), by: try r.u32())
         }
     }
 }
