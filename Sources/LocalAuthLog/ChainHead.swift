@@ -33,6 +33,29 @@ public struct ChainHead: Hashable, Sendable, CustomStringConvertible {
         withUnsafeMutableBytes(of: &self) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[0..<32])) }
     }
 
+    /// From 64 hex digits (either case); nil otherwise.
+    public init?(hex: String) {
+        let digits = Array(hex.utf8)
+        guard digits.count == 64 else { return nil }
+        func value(_ c: UInt8) -> UInt8? {
+            switch c {
+            case 48...57: return c - 48
+            case 97...102: return c - 87
+            case 65...70: return c - 55
+            default: return nil
+            }
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(32)
+        var index = 0
+        while index < 64 {
+            guard let high = value(digits[index]), let low = value(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+            index += 2
+        }
+        self.init(bytes: bytes)
+    }
+
     public var bytes: [UInt8] { withUnsafeBytes(of: self) { Array($0) } }
 
     public var hex: String {

@@ -250,9 +250,13 @@ public final class LogReader {
                 if let failure { throw failure }
                 headerBytes.removeSubrange(n...)
                 header = headerBytes.withUnsafeBytes { SegmentHeader.decode($0) }
-                if header != nil {
-                    let (length, crc) = try SegmentSeal.checksum(file)
-                    matches = length == seal.length && crc == seal.fileCRC
+                if let header {
+                    // The chain itself, not a CRC: a rewrite that recomputes the
+                    // records' CRCs and the seal's file CRC still changes the
+                    // SHA-256 stream, whose head the next segment and the
+                    // journal anchor hold (S-49, FORMAT.md "Seals").
+                    let (length, head) = try SegmentSeal.chainHead(file, before: header.chainBefore)
+                    matches = length == seal.length && head == seal.chainHead
                 }
             } catch {
                 return .corruption(Corruption(segment: name, offset: 0, seq: expectedSeq, reason: .unreadableSegment, detail: error.description))

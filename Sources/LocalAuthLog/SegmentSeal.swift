@@ -79,6 +79,24 @@ struct SegmentSeal: Equatable, Sendable {
         try AtomicFile.write(Self.path(logDirectory, firstSeq), bytes: encoded(), mode: 0o640)
     }
 
+    /// Length of a finished segment and the chain head after its records:
+    /// one SHA-256 stream over `before` and the bytes after the header (the
+    /// chain's definition, FORMAT.md "Hash chain"), read in 4 MiB steps.
+    static func chainHead(_ file: SegmentFile, before: ChainHead) throws(SystemError) -> (length: Int, head: ChainHead) {
+        let chunk = 4 << 20
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 64)
+        defer { buffer.deallocate() }
+        var stream = ChainStream(before: before)
+        var offset = SegmentHeader.size
+        while true {
+            let n = try file.preadFully(into: buffer, at: offset)
+            stream.append(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+            offset += n
+            if n < chunk { break }
+        }
+        return (offset, stream.head)
+    }
+
     /// Length and CRC32C of the first `limit` bytes of a file (all of it when nil), read in 4 MiB steps.
     static func checksum(_ file: SegmentFile, limit: Int? = nil) throws(SystemError) -> (length: Int, crc: UInt32) {
         let chunk = 4 << 20

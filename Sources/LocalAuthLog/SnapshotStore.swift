@@ -13,6 +13,9 @@ public struct Snapshot: Sendable, Equatable {
     public var chainHead: ChainHead
     public var time: Int64
     public var payload: [UInt8]
+    /// SHA-256 of the whole file as read (header and payload): what its
+    /// `snapshot-recorded` event must name for the snapshot to be trusted (S-49).
+    public var fileDigest = ChainHead.zero
 }
 
 public struct SkippedSnapshot: Error, Sendable, Equatable, CustomStringConvertible {
@@ -41,11 +44,16 @@ public struct SnapshotStore: Sendable {
 
     public func path(_ seq: UInt64) -> String { snapshotDirectory + "/" + SegmentName.hex(seq) + Self.suffix }
 
-    /// Writes atomically (temp, fsync, rename, fsync dir), then deletes all but the newest `keep`.
-    public func write(seq: UInt64, chainHead: ChainHead, time: Int64, payload: [UInt8]) throws(LogError) {
+    /// Writes atomically (temp, fsync, rename, fsync dir), then deletes all
+    /// but the newest `keep`. Returns the file's SHA-256, for the log's
+    /// `snapshot-recorded` event (S-49).
+    @discardableResult
+    public func write(seq: UInt64, chainHead: ChainHead, time: Int64, payload: [UInt8]) throws(LogError) -> ChainHead {
+        let bytes = Self.encode(seq: seq, chainHead: chainHead, time: time, payload: payload)
+        let digest = bytes.withUnsafeBytes { PayloadDigest.of($0) }
         do throws(SystemError) {
             try Directory.create(snapshotDirectory, mode: 0o750)
-            try AtomicFile.write(path(seq), bytes: Self.encode(seq: seq, chainHead: chainHead, time: time, payload: payload), mode: 0o640)
+            try AtomicFile.write(path(seq), bytes: bytes, mode: 0o640)
             let seqs = try list()
             if seqs.count > keep {
                 for old in seqs.dropLast(keep) { try File.unlink(path(old)) }
@@ -54,6 +62,7 @@ public struct SnapshotStore: Sendable {
         } catch {
             throw .io(error)
         }
+        return digest
     }
 
     /// Seqs of the snapshot files, ascending.
@@ -70,10 +79,11 @@ public struct SnapshotStore: Sendable {
             return .failure(SkippedSnapshot(file: file, reason: error.description))
         }
         switch Self.decode(bytes) {
-        case .success(let snapshot):
+        case .success(var snapshot):
             guard snapshot.seq == seq else {
                 return .failure(SkippedSnapshot(file: file, reason: "header covers seq \(snapshot.seq), not its name's"))
             }
+            snapshot.fileDigest = bytes.withUnsafeBytes { PayloadDigest.of($0) }
             return .success(snapshot)
         case .failure(let reason):
             return .failure(SkippedSnapshot(file: file, reason: reason.message))
@@ -92,22 +102,28 @@ public struct SnapshotStore: Sendable {
             return (nil, [SkippedSnapshot(file: snapshotDirectory, reason: error.description)])
         }
         for seq in seqs.reversed() {
-            switch load(seq) {
-            case .failure(let skip):
-                skipped.append(skip)
-            case .success(let snapshot):
-                guard let head = chainHeadAt(seq) else {
-                    skipped.append(SkippedSnapshot(file: SegmentName.hex(seq) + Self.suffix, reason: "covers seq \(seq), beyond the log"))
-                    continue
-                }
-                guard head == snapshot.chainHead else {
-                    skipped.append(SkippedSnapshot(file: SegmentName.hex(seq) + Self.suffix, reason: "chain head differs from the log's at seq \(seq)"))
-                    continue
-                }
-                return (snapshot, skipped)
+            switch check(seq, chainHeadAt: chainHeadAt) {
+            case .failure(let skip): skipped.append(skip)
+            case .success(let snapshot): return (snapshot, skipped)
             }
         }
         return (nil, skipped)
+    }
+
+    /// One snapshot: its own checks, then its seq and chain head against the log's.
+    public func check(_ seq: UInt64, chainHeadAt: (UInt64) -> ChainHead?) -> Result<Snapshot, SkippedSnapshot> {
+        switch load(seq) {
+        case .failure(let skip):
+            return .failure(skip)
+        case .success(let snapshot):
+            guard let head = chainHeadAt(seq) else {
+                return .failure(SkippedSnapshot(file: SegmentName.hex(seq) + Self.suffix, reason: "covers seq \(seq), beyond the log"))
+            }
+            guard head == snapshot.chainHead else {
+                return .failure(SkippedSnapshot(file: SegmentName.hex(seq) + Self.suffix, reason: "chain head differs from the log's at seq \(seq)"))
+            }
+            return .success(snapshot)
+        }
     }
 
     struct DecodeFailure: Error { var message: String }

@@ -115,13 +115,19 @@ public enum Daemon {
         let lock = try lockStateDirectory(stateDirectory)
         defer { try? lock.close() }
         let durabilityWake = try EventFD()
+        let snapshotInbox = try SnapshotInbox()
         let passcodes: PasscodeBackend = configuration.passcode.backend == .shadow
             ? try ShadowPasscodes(path: configuration.passcode.shadowFile)
             : try BuiltinPasscodes(directory: stateDirectory)
-        let opened = try openAuthenticator(configuration, passcodes: passcodes, wake: durabilityWake)
+        // S-49: the journal (or the test stand-in) holds the log's anchors.
+        let anchors = Anchors.current(uid: getuid())
+        let anchorStore = try? anchors.get()
+        let opened = try openAuthenticator(configuration, passcodes: passcodes, wake: durabilityWake, inbox: snapshotInbox,
+                                           anchors: anchorStore, startChecks: (anchors, options.acceptLogRollback))
 
         let server = try Server(configuration: configuration, authenticator: opened.authenticator, listener: listener,
                                 signals: signals, durabilityWake: durabilityWake, passcodes: passcodes, version: version)
+        try server.watchSnapshots(snapshotInbox)
         var log = opened.log
         var snapshots = opened.snapshots
         server.reload = {
@@ -135,7 +141,8 @@ public enum Daemon {
         server.reopenLog = {
             snapshots.finish()
             try? log.close()
-            let again = try openAuthenticator(configuration, passcodes: passcodes, wake: durabilityWake)
+            let again = try openAuthenticator(configuration, passcodes: passcodes, wake: durabilityWake, inbox: snapshotInbox,
+                                              anchors: anchorStore, startChecks: nil)
             log = again.log
             snapshots = again.snapshots
             return again.authenticator
@@ -148,13 +155,18 @@ public enum Daemon {
         _ = try? Systemd.notify("READY=1\nSTATUS=\(server.statusLine)\nMAINPID=\(getpid())")
         try server.run()
         snapshots.finish()
+        StartAnchoring.record(log, anchors: anchorStore, event: "stop")
         try? log.close()
     }
 
     /// Opens and replays the log, records the start (S-15) and reconciles the
     /// passcode store: everything between "state directory locked" and "ready".
-    static func openAuthenticator(_ configuration: DaemonConfiguration, passcodes: PasscodeBackend, wake: EventFD) throws
-        -> (authenticator: Authenticator, log: EventLog, loaded: Replay.Outcome, snapshots: SnapshotWriter) {
+    /// `startChecks`: at a start (not a reopen after a write failure), the
+    /// anchor store and `--accept-log-rollback` for `StartAnchoring`.
+    static func openAuthenticator(
+        _ configuration: DaemonConfiguration, passcodes: PasscodeBackend, wake: EventFD, inbox: SnapshotInbox,
+        anchors: AnchorStore?, startChecks: (anchors: Result<AnchorStore, AnchorUnavailable>, accept: Bool)?
+    ) throws -> (authenticator: Authenticator, log: EventLog, loaded: Replay.Outcome, snapshots: SnapshotWriter) {
         let stateDirectory = configuration.daemon.stateDirectory
         let failure = FailureFlag()
         let log: EventLog
@@ -186,9 +198,22 @@ public enum Daemon {
         if let torn = log.recovery.tornTail {
             DaemonLog.notice("Cut a torn record at the end of the log (\(torn)); a copy is in \(log.recovery.brokenCopy ?? "-").")
         }
+        var acceptance: Command?
+        if let startChecks {
+            do {
+                acceptance = try StartAnchoring.check(log, anchors: startChecks.anchors, passcodes: passcodes,
+                                                      accept: startChecks.accept)
+            } catch {
+                DaemonLog.error("\(error)", id: .corruptionFound)
+                try? log.close()
+                throw error
+            }
+        }
         let loaded: Replay.Outcome
         do {
-            loaded = try Replay.fold(log)
+            // Strict: a snapshot newer than the log, or one that differs from
+            // its recorded digest, stops the start (S-49).
+            loaded = try Replay.fold(log, strict: true)
         } catch {
             DaemonLog.error("The event log cannot be trusted: \(error)", id: .corruptionFound)
             try? log.close()
@@ -206,12 +231,15 @@ public enum Daemon {
         let bootID = (try? Systemd.bootID()) ?? ""
         let now = WallClock.nowMicros()
         _ = authenticator.execute(.start(version: version, bootID: bootID, pid: getpid(), rules: configuration.rules), now: now)
+        if let acceptance { _ = authenticator.execute(acceptance, now: now) }
         try reconcile(passcodes, authenticator, now: now)
         // The start (S-15) and its rules are durable before READY=1.
         try? log.waitDurable(recorder.lastSeq)
         if let problem = recorder.failure { throw StoreError("the event log cannot record events: \(problem)") }
+        if startChecks != nil { StartAnchoring.record(log, anchors: anchors, event: "start") }
         let snapshotEvery = UInt64(configuration.log.snapshotEvery)
-        let snapshots = SnapshotWriter(log: log, reserve: configuration.log.reserveSpace, directory: stateDirectory)
+        let snapshots = SnapshotWriter(log: log, reserve: configuration.log.reserveSpace, directory: stateDirectory,
+                                       inbox: inbox, anchors: anchors)
         authenticator.observe = { [unowned authenticator] seq in
             if seq % snapshotEvery == 0 { snapshots.write(StateCodec.encode(authenticator.state), seq: seq) }
         }

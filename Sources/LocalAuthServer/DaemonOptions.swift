@@ -10,9 +10,12 @@ public struct DaemonOptions: Sendable, Equatable {
     public var showHelp = false
     public var showVersion = false
     public var testConfig = false
+    /// S-49: start once on a log behind its journal anchor (recorded as an event).
+    public var acceptLogRollback = false
 
     public static let usage = """
-        Usage: localauthd [--config FILE] [--socket PATH] [--state-dir DIR] [--biometry TYPE] [--test-config] [--version] [--help]
+        Usage: localauthd [--config FILE] [--socket PATH] [--state-dir DIR] [--biometry TYPE] [--test-config]
+                          [--accept-log-rollback] [--version] [--help]
 
         The localauthd daemon answers "is this the device owner?" for local programs, with
         Apple LocalAuthentication's rules, error codes and lockouts, over a Unix socket.
@@ -25,6 +28,10 @@ public struct DaemonOptions: Sendable, Equatable {
           --biometry TYPE   none, touchID, faceID or opticID ([Biometry] Type=)
           --test-config     check the configuration: print the effective one, report every
                             error with its file and line, exit 1 if there is any (like sshd -t)
+          --accept-log-rollback
+                            start on a log that is behind the head last recorded in the journal (a state
+                            directory restored from a copy, a cut log); recorded as log-rollback-accepted,
+                            and every user must then use the passcode first
           --version         print the version and exit
           --help            print this help and exit
 
@@ -67,6 +74,9 @@ public struct DaemonOptions: Sendable, Equatable {
                     throw OptionError("--biometry must be none, touchID, faceID or opticID, not \"\(text)\"")
                 }
                 options.biometry = type
+            case "--accept-log-rollback":
+                guard inline == nil else { throw OptionError("--accept-log-rollback takes no value") }
+                options.acceptLogRollback = true
             case "--help", "-h": options.showHelp = true
             case "--version": options.showVersion = true
             case "--test-config", "-t": options.testConfig = true

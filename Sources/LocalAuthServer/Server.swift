@@ -13,6 +13,8 @@ final class Server {
         case listener = 1, signals, ticker, passcodes, durability
         /// Backend=fprintd: the D-Bus socket, and passwd answers (S-43).
         case sensorBus, sensorNames
+        /// Snapshots written off the loop, to record (S-49).
+        case snapshots
         static let firstConnection: UInt64 = 16
     }
 
@@ -98,6 +100,8 @@ final class Server {
     var reload: (() throws -> DaemonConfiguration)?
     /// `watch`es (WatchVerbs.swift); empty unless someone watches.
     var watches = WatchTable()
+    /// Snapshots written off the loop, to record (ServerSnapshots.swift).
+    var snapshotInbox: SnapshotInbox?
 
     init(configuration: DaemonConfiguration, authenticator: Authenticator, listener: FileDescriptor,
          signals: SignalFD, durabilityWake: EventFD, passcodes: PasscodeBackend, version: String) throws {
@@ -168,6 +172,7 @@ final class Server {
                 case Token.ticker.rawValue: tick()
                 case Token.passcodes.rawValue: completePasscodeChecks()
                 case Token.durability.rawValue: _ = try? durabilityWake.drain()
+                case Token.snapshots.rawValue: recordWrittenSnapshots()
                 default: connectionEvent(event.data, event.events)
                 }
             }

@@ -10,6 +10,12 @@
 // the queue still shares (measured: 837 -> 1,372 bytes per context at
 // 100,000 contexts, the copy's pages kept by malloc).
 //
+// S-49: once a snapshot is on disk, the log's head at its seq goes to the
+// anchor store (the journal), and the file's SHA-256 goes back to the loop
+// through `SnapshotInbox` (an eventfd the loop watches), which records it as
+// a `snapshot-recorded` event: only the loop appends, and the hot path
+// gains nothing (one more fd in epoll, readable once per snapshot).
+//
 // Snapshots only make startup faster: at most one waits behind the one
 // being written (a newer one replaces it, so a slow disk holds at most two
 // payloads in memory), and a failed one is reported and forgotten. Nor is
@@ -22,6 +28,8 @@ import Synchronization
 
 final class SnapshotWriter: Sendable {
     private let log: EventLog
+    private let inbox: SnapshotInbox
+    private let anchors: AnchorStore?
     private let queue = DispatchQueue(label: "localauthd.snapshots")
     /// The snapshot waiting to be written: the newest handed over.
     private let pending = Mutex<(seq: UInt64, payload: [UInt8])?>(nil)
@@ -30,10 +38,12 @@ final class SnapshotWriter: Sendable {
     private let reserve: Int64
     private let directory: String
 
-    init(log: EventLog, reserve: Int, directory: String) {
+    init(log: EventLog, reserve: Int, directory: String, inbox: SnapshotInbox, anchors: AnchorStore?) {
         self.log = log
         self.reserve = Int64(reserve)
         self.directory = directory
+        self.inbox = inbox
+        self.anchors = anchors
     }
 
     /// Writes a snapshot whose payload (the encoded state) covers every
@@ -58,7 +68,9 @@ final class SnapshotWriter: Sendable {
         }
         do {
             let head = try log.chainHead(at: job.seq)
-            try log.snapshots.write(seq: job.seq, chainHead: head, time: WallClock.nowMicros(), payload: job.payload)
+            let digest = try log.snapshots.write(seq: job.seq, chainHead: head, time: WallClock.nowMicros(), payload: job.payload)
+            anchors?.record(LogAnchor(seq: job.seq, chainHead: head), stateDirectory: log.directory, event: "snapshot")
+            inbox.post(seq: job.seq, digest: digest)
         } catch {
             DaemonLog.error("Failed to write snapshot \(job.seq): \(error)")
         }
@@ -67,5 +79,29 @@ final class SnapshotWriter: Sendable {
     /// Waits for the snapshots handed over so far (before the log closes).
     func finish() {
         queue.sync {}
+    }
+}
+
+/// Snapshots written and not yet recorded in the log: filled by the
+/// snapshot queue, drained by the loop (`Server.recordWrittenSnapshots`).
+final class SnapshotInbox: Sendable {
+    let wake: EventFD
+    private let written = Mutex<[(seq: UInt64, digest: ChainHead)]>([])
+
+    init() throws {
+        wake = try EventFD()
+    }
+
+    func post(seq: UInt64, digest: ChainHead) {
+        written.withLock { $0.append((seq, digest)) }
+        try? wake.post()
+    }
+
+    func drain() -> [(seq: UInt64, digest: ChainHead)] {
+        _ = try? wake.drain()
+        return written.withLock { list in
+            defer { list.removeAll() }
+            return list
+        }
     }
 }
