@@ -54,6 +54,20 @@ extension EventLog {
                 ? "Moved \(verified.snapshotProblems.count) bad snapshots to \(report.keptIn!); the log itself verifies."
                 : "Moved \(verified.snapshotProblems.count) bad snapshots and \(verified.sealProblems.count) bad seals to "
                     + "\(report.keptIn!); the log itself verifies."
+            // A snapshot beyond the log means recorded events were removed
+            // (S-49): the repair record says so, and what they did is assumed
+            // at its worst (every user locked out of biometry, S-41).
+            if verified.snapshotProblems.contains(where: \.beyondLog) {
+                let firstLost = verified.lastSeq + 1
+                let log = try EventLog.open(directory)
+                let (keys, payload) = makeRepairRecord(firstLost)
+                let seq = try log.append(time: time, keys: keys, payload: payload)
+                try log.waitDurable(seq)
+                try log.close()
+                report.firstLostSeq = firstLost
+                report.message += " A snapshot covered seqs the log no longer holds: events from seq \(firstLost) on were "
+                    + "lost; appended the repair record as seq \(seq)."
+            }
             return report
         }
         report.problem = corruption

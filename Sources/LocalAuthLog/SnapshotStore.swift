@@ -21,6 +21,8 @@ public struct Snapshot: Sendable, Equatable {
 public struct SkippedSnapshot: Error, Sendable, Equatable, CustomStringConvertible {
     public var file: String
     public var reason: String
+    /// It covers seqs the log no longer holds: recorded events were removed (S-49).
+    public var beyondLog = false
     public var description: String { "skipped snapshot \(file): \(reason)" }
 }
 
@@ -117,7 +119,7 @@ public struct SnapshotStore: Sendable {
             return .failure(skip)
         case .success(let snapshot):
             guard let head = chainHeadAt(seq) else {
-                return .failure(SkippedSnapshot(file: SegmentName.hex(seq) + Self.suffix, reason: "covers seq \(seq), beyond the log"))
+                return .failure(SkippedSnapshot(file: SegmentName.hex(seq) + Self.suffix, reason: "covers seq \(seq), beyond the log", beyondLog: true))
             }
             guard head == snapshot.chainHead else {
                 return .failure(SkippedSnapshot(file: SegmentName.hex(seq) + Self.suffix, reason: "chain head differs from the log's at seq \(seq)"))

@@ -133,9 +133,11 @@ extension EventLog {
             case .failure(let skip): report.snapshotProblems.append(skip)
             case .success(let snapshot):
                 let file = SegmentName.hex(seq) + SnapshotStore.suffix
-                func problem(_ reason: String) { report.snapshotProblems.append(SkippedSnapshot(file: file, reason: reason)) }
+                func problem(_ reason: String, beyondLog: Bool = false) {
+                    report.snapshotProblems.append(SkippedSnapshot(file: file, reason: reason, beyondLog: beyondLog))
+                }
                 guard let head = headsAtSnapshots[seq] else {
-                    if report.corruption == nil { problem("covers seq \(seq), beyond the log (seq \(report.lastSeq))") }
+                    if report.corruption == nil { problem("covers seq \(seq), beyond the log (seq \(report.lastSeq))", beyondLog: true) }
                     continue
                 }
                 if head != snapshot.chainHead {

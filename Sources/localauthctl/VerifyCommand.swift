@@ -1,6 +1,8 @@
-// `verify` and `repair` (AUDIT.md, S-41): the log module does the checking
-// and the cutting; these commands choose the directory, refuse to repair
-// under a running daemon, supply the `log-repaired` record, and report.
+// `verify` and `repair` (AUDIT.md, S-41, S-49): the log module does the
+// checking and the cutting; these commands choose the directory, refuse to
+// repair under a running daemon, supply the `log-repaired` record, and report.
+// `verify --journal` also compares the log's head with the newest anchor the
+// daemon wrote to the journal (LogAnchor.swift).
 
 import Glibc
 import LocalAuthCore
@@ -13,17 +15,23 @@ struct VerifyCommand: Command {
     static let details = """
         Exit status 0 and a one-line summary when everything holds; 1 and the first
         bad record (segment, offset, seq, reason), or each seal or snapshot that
-        disagrees with the log (file, what differs), when not. Read-only: safe on a
-        live state directory or a copy.
+        disagrees with the log (file, what differs), when not. Every snapshot's
+        SHA-256 is checked against its snapshot-recorded event and its state
+        against the log replayed to its seq. --journal also compares the log's
+        head with the newest one the daemon recorded in the journal (a log behind
+        it was rolled back or cut). Read-only: safe on a live state directory or a copy.
         """
     static let isLive = false
-    static let options = [StateDirectoryOption.spec]
+    static let journalSpec = OptionSpec("--journal", help: "compare the log with the newest head recorded in the journal")
+    static let options = [StateDirectoryOption.spec, journalSpec]
 
     var explicitDirectory: String?
+    var journal: Bool
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         try arguments.requireNoPositionals()
         explicitDirectory = arguments.value(StateDirectoryOption.spec.key)
+        journal = arguments.flag("--journal")
     }
 
     func run() throws(CommandFailure) -> Int32 {
@@ -46,20 +54,76 @@ struct VerifyCommand: Command {
                 + "stop the daemon and run 'localauthctl repair' to cut it there (a copy of the cut is kept)")
             return 1
         }
+        if let undecodable = report.undecodable {
+            Console.out("FAILED: \(undecodable)")
+            Console.error("localauthctl: the daemon cannot replay this log; stop it and run 'localauthctl repair'")
+            return 1
+        }
         let problems = report.sealProblems.map(\.description) + report.snapshotProblems.map(\.description)
         if !problems.isEmpty {
             for problem in problems { Console.out("FAILED: \(problem)") }
             let kinds = [report.sealProblems.isEmpty ? nil : "seals", report.snapshotProblems.isEmpty ? nil : "snapshots"]
             Console.error("localauthctl: the log itself verifies; 'localauthctl repair' (daemon stopped) moves the bad "
-                + kinds.compactMap { $0 }.joined(separator: " and ") + " aside")
+                + kinds.compactMap { $0 }.joined(separator: " and ") + " aside"
+                + (report.snapshotProblems.contains(where: \.beyondLog) ? " and records that events were lost" : ""))
+            return 1
+        }
+        let anchored = journal ? compareWithAnchor(directory) : .notAsked
+        if case .failed(let message) = anchored {
+            Console.out("FAILED: \(message)")
+            Console.error("localauthctl: the log was rolled back, cut or rewritten since the daemon last recorded its head; "
+                + "the daemon refuses it unless started once with 'localauthd --accept-log-rollback'")
             return 1
         }
         Console.out("OK: \(report.records) records (seq 1...\(report.lastSeq)) in \(report.segments) segment\(report.segments == 1 ? "" : "s"), "
             + "hash chain intact (head \(report.chainHead.hex.prefix(16))…), "
-            + (report.snapshotsChecked == 0 ? "no snapshots" : "\(report.snapshotsChecked) snapshots agree"))
+            + (report.snapshotsChecked == 0 ? "no snapshots" : "\(report.snapshotsAgreeing) snapshots agree"))
+        for note in report.snapshotNotes { Console.out("note: \(note)") }
+        switch anchored {
+        case .notAsked: Console.out("journal: not compared (--journal compares the head with the newest one recorded there)")
+        case .note(let message): Console.out("journal: \(message)")
+        case .holds(let message): Console.out("journal: \(message)")
+        case .failed: break
+        }
         if let torn = report.tornTail {
             Console.error("localauthctl: note: \(torn); the daemon cuts it when it starts")
         }
         return 0
+    }
+
+    enum Anchored { case notAsked, note(String), holds(String), failed(String) }
+
+    /// The log against the newest anchor of `directory` (written by the
+    /// daemon, whose uid owns the state directory).
+    func compareWithAnchor(_ directory: String) -> Anchored {
+        var owner = stat()
+        let uid = stat(directory, &owner) == 0 ? owner.st_uid : getuid()
+        let store: AnchorStore
+        switch Anchors.current(uid: uid) {
+        case .failure(let why): return .note("not compared: \(why); the log's head is not anchored")
+        case .success(let found): store = found
+        }
+        let anchor: LogAnchor
+        do throws(AnchorUnavailable) {
+            guard let newest = try store.newest(stateDirectory: directory) else {
+                return .note("no head of \(Anchors.identity(directory)) recorded in \(store.name): nothing to compare")
+            }
+            anchor = newest
+        } catch {
+            return .note("not compared: \(error)")
+        }
+        let log: EventLog
+        do throws(LogError) { log = try EventLog.open(directory, options: .init(readOnly: true)) } catch {
+            return .failed("the log cannot be opened to compare with \(store.name): \(error)")
+        }
+        switch log.compare(with: anchor) {
+        case .holds:
+            return .holds("the log holds the head recorded in \(store.name) (\(anchor))")
+        case .behind(let logSeq):
+            return .failed("the log ends at seq \(logSeq), behind the head recorded in \(store.name) (\(anchor))")
+        case .diverges(let head):
+            return .failed("the log's chain head at seq \(anchor.seq) is \(head.hex.prefix(16))…, not the one recorded in "
+                + "\(store.name) (\(anchor))")
+        }
     }
 }
