@@ -4,6 +4,7 @@
 // unreadable first segment is reported without an impossible seq.
 import Foundation
 import Glibc
+import LocalAuthCore
 import LocalAuthLog
 import LocalAuthSystem
 import XCTest
@@ -29,9 +30,11 @@ final class VerifySealTests: XCTestCase {
         let state = directory + "/" + name
         try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
         let log = try EventLog.open(state, options: .init(segmentSize: 1024))
+        // Real events: verify replays the log (S-49).
         for index in 1...60 {
-            try log.append(time: 1_764_000_000_000_000 + Int64(index), keys: RecordKeys(type: 1, uid: 1000),
-                           payload: [UInt8](repeating: UInt8(index), count: 24))
+            let body = EventBody.daemonStarted(version: "v\(index)", bootID: String(repeating: "b", count: 18), pid: 1)
+            try log.append(time: 1_764_000_000_000_000 + Int64(index), keys: RecordKeys(type: body.kind.rawValue),
+                           payload: EventCodec.encode(body))
         }
         try log.waitDurable(60)
         try log.close()

@@ -88,6 +88,16 @@ final class OperationsTests: IntegrationTestCase {
             if snapshots.isEmpty { usleep(20_000) }
         } while snapshots.isEmpty && Date() < deadline
         XCTAssertFalse(snapshots.isEmpty, "snapshots were written")
+        // S-49: a snapshot is used only once its snapshot-recorded event is in
+        // the log (the loop appends it after the file is written): wait for it.
+        var recorded = false
+        repeat {
+            let (_, out, _) = try runToCompletion(try Binary.find("localauthctl"),
+                                                  ["log", "-D", daemon.stateDirectory, "-o", "json", "--no-pager"])
+            recorded = out.contains("\"snapshot-recorded\"")
+            if !recorded { usleep(20_000) }
+        } while !recorded && Date() < deadline
+        XCTAssertTrue(recorded, "the snapshot was recorded in the log")
         daemon.kill()
         try daemon.restart()
         let after = try daemon.connect().request("s1 status")
