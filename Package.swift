@@ -77,8 +77,9 @@ let package = Package(
             "LocalAuthProtocol", "LocalAuthSystem", "LocalAuthCore", "LocalAuthLog", "LocalAuthTestSupport",
         ]),
         // S-43 against the real fprintd (virtual device, private bus); skips without it.
+        // It also reads hostile D-Bus messages with the server's parsers (@testable).
         .testTarget(name: "LocalAuthFprintdTests", dependencies: [
-            "LocalAuthProtocol", "LocalAuthSystem", "LocalAuthTestSupport",
+            "LocalAuthProtocol", "LocalAuthSystem", "LocalAuthCore", "LocalAuthServer", "LocalAuthTestSupport",
         ]),
         .testTarget(name: "LocalAuthReliabilityTests", dependencies: [
             "LocalAuthProtocol", "LocalAuthSystem", "LocalAuthCore", "LocalAuthLog", "LocalAuthConfig",

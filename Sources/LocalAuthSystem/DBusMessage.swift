@@ -9,8 +9,13 @@ import Glibc
 /// A message borrowed for the duration of a callback.
 public struct DBusMessage {
     let raw: OpaquePointer
+    /// Keeps a message this process made alive while it is read.
+    private let owner: DBusOwnedMessage?
 
-    init(_ raw: OpaquePointer) { self.raw = raw }
+    init(_ raw: OpaquePointer, owner: DBusOwnedMessage? = nil) {
+        self.raw = raw
+        self.owner = owner
+    }
 
     /// The D-Bus error name and text when this is an error reply.
     public var error: (name: String, message: String)? {
@@ -112,7 +117,7 @@ public final class DBusOwnedMessage {
     let raw: OpaquePointer
     init(_ raw: OpaquePointer) { self.raw = raw }
     deinit { sd_bus_message_unref(raw) }
-    public var message: DBusMessage { DBusMessage(raw) }
+    public var message: DBusMessage { DBusMessage(raw, owner: self) }
 }
 
 public enum DBusBasicType: Sendable {
