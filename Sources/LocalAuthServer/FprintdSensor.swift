@@ -46,6 +46,10 @@ final class FprintdSensor: SensorBackend {
     var queue: [UserID] = []
     var active: ActiveScan?
     var heldPrompts: [UserID: (connection: Connection, bytes: [UInt8])] = [:]
+    /// Whether the bus starts fprintd on demand (D-Bus activation).
+    var activatable = false
+    /// Users whose fingers are listed once GetDefaultDevice answers.
+    var waitingForDevice: Set<UserID> = []
     /// A Release is in flight (no Claim before its answer).
     var releasing = false
     /// A refused Claim (AlreadyInUse) is tried again from then (monotonic ns).
@@ -88,6 +92,7 @@ final class FprintdSensor: SensorBackend {
                                 interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesRemoved") { [unowned self] message in
                 if let path = FprintdReplies.removedObject(message) { deviceRemoved(path) }
             }
+            askActivatable()
             discover()
         } catch {
             drop(problem: "The D-Bus system bus is not reachable (\(error)).")
@@ -111,7 +116,9 @@ final class FprintdSensor: SensorBackend {
         expirePendingError()
         if active == nil, !queue.isEmpty { startNextScan() }
         if let bus, let deadline = bus.deadline, deadline <= MonotonicClock.nowNanos() / 1000 { busReady() }
-        if bus != nil, device == nil, !discovering,
+        // Only while the reader is known to be missing: an activatable
+        // fprintd that exited when idle is left asleep until a check needs it.
+        if bus != nil, device == nil, problem != nil, !discovering,
            MonotonicClock.nowNanos() - lastAttempt >= FprintdSensor.rediscoverEvery {
             lastAttempt = MonotonicClock.nowNanos()
             discover()
@@ -136,6 +143,7 @@ final class FprintdSensor: SensorBackend {
         bus = nil
         discovering = false
         releasing = false
+        waitingForDevice.removeAll()
         refreshing.removeAll()
         refreshAgain.removeAll()
         readerGone(problem: why)
@@ -172,6 +180,8 @@ final class FprintdSensor: SensorBackend {
                 if device == path { readerName = FprintdReplies.readerName(reply) }
             }
             startNextScan()
+            for uid in waitingForDevice { refreshEnrollment(uid) }
+            waitingForDevice.removeAll()
         }
     }
 
@@ -179,8 +189,24 @@ final class FprintdSensor: SensorBackend {
         if device == nil { discover() }
     }
 
+    /// fprintd exits after some idle time when D-Bus can start it again
+    /// (the system bus's activation): then it is not gone, only asleep, and
+    /// the next check or prompt wakes it (GetDefaultDevice). Where nothing
+    /// can start it (a private bus), it is gone. A prompt it was verifying
+    /// loses its sensor either way (fprintd never idles while claimed).
     func fprintdVanished() {
-        readerGone(problem: "fprintd is not running.")
+        guard activatable else { return readerGone(problem: "fprintd is not running.") }
+        lostSensor()
+        device = nil
+    }
+
+    /// Whether the bus can start fprintd (ListActivatableNames), asked once per connection.
+    func askActivatable() {
+        guard let bus else { return }
+        _ = try? bus.call(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+                          member: "ListActivatableNames", timeoutMicros: FprintdSensor.callTimeout) { [unowned self] reply in
+            activatable = reply.readStringArray(limit: 4096)?.contains(FprintdReplies.service) ?? false
+        }
     }
 
     /// The reader cannot read: the active prompt's sensor disappeared
@@ -208,6 +234,12 @@ final class FprintdSensor: SensorBackend {
             return
         }
         guard bus != nil else { return }
+        // No reader known: the check is also when it is looked for again
+        // (or fprintd woken), and the fingers are listed once it answers.
+        if device == nil {
+            waitingForDevice.insert(uid)
+            return discover()
+        }
         refreshing.insert(uid)
         names.resolve(uid) { [unowned self] name in
             guard let name, let device else { return refreshDone(uid) }

@@ -57,6 +57,8 @@ extension FprintdSensor {
 
     /// Gives the reader to the first waiting user when it is free.
     func startNextScan() {
+        // fprintd asleep (activatable, exited when idle): wake it first.
+        if device == nil, bus != nil, !queue.isEmpty, problem == nil { discover() }
         guard active == nil, !releasing, let uid = queue.first, device != nil, bus != nil,
               MonotonicClock.nowNanos() >= claimRetryAt else { return }
         active = ActiveScan(uid: uid, phase: .naming)
