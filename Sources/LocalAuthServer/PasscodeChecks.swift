@@ -12,20 +12,17 @@ extension Server {
     /// Starts every job the queue allows now.
     func startPasscodeJobs() {
         while let (uid, job) = passcodeQueue.next() {
-            var job = job
+            // A refused job is dropped here: its secrets are wiped with it.
             switch job.purpose {
             case .evaluation(_, let ctx, let eval):
                 guard admit(uid, ctx: ctx, eval: eval) else {
-                    scrub(&job.secret)
                     passcodeQueue.finished(uid)
                     continue
                 }
                 submitCheck(job, uid)
-            case .oldPasscode(_, var newSecret, let id, let tag):
+            case .oldPasscode(_, _, let id, let tag):
                 let connection = connections[id]
                 guard !refuseSetPasscodeAttempt(uid, connection, tag) else {
-                    scrub(&job.secret)
-                    scrub(&newSecret)
                     passcodeQueue.finished(uid)
                     continue
                 }
@@ -69,9 +66,9 @@ extension Server {
                 let repeated = judge(uid, completion)
                 run(.passcodeChecked(uid: uid, ctx: ctx, eval: eval, correct: completion.correct, repeated: repeated),
                     connection: nil, tag: nil, now: now)
-            case .oldPasscode(let uid, var newSecret, let id, let tag):
+            case .oldPasscode(let uid, let newSecret, let id, let tag):
                 passcodeQueue.finished(uid)
-                oldPasscodeChecked(uid, completion, newSecret: &newSecret, connections[id], tag)
+                oldPasscodeChecked(uid, completion, newSecret: newSecret, connections[id], tag)
             case .newHash(let uid, let id, let tag, let by):
                 passcodeQueue.finished(uid)
                 newHashMade(uid, completion, connections[id], tag, by: by)
@@ -82,13 +79,12 @@ extension Server {
 
     /// set-passcode's old secret was checked: only a recorded acceptance lets
     /// the change go on (a delay or lock reached meanwhile is a refusal).
-    private func oldPasscodeChecked(_ uid: UserID, _ completion: PasscodeWorkers.Completion, newSecret: inout [UInt8],
+    private func oldPasscodeChecked(_ uid: UserID, _ completion: PasscodeWorkers.Completion, newSecret: SecretBytes,
                                     _ connection: Connection?, _ tag: String) {
         let repeated = judge(uid, completion)
         let outcome = run(.passcodeChecked(uid: uid, ctx: nil, eval: nil, correct: completion.correct, repeated: repeated),
                           connection: nil, tag: nil, now: now)
         guard case .events(let events) = outcome else {
-            scrub(&newSecret)
             if let connection { _ = self.events(outcome, connection, tag) }
             return
         }
@@ -96,7 +92,6 @@ extension Server {
             return queuePasscodeJob(.newHash(uid: uid, connection: connection?.id ?? 0, tag: tag, by: uid),
                                     uid: uid, secret: newSecret, connection, tag)
         }
-        scrub(&newSecret)
         guard let connection else { return }
         if events.contains(where: { if case .passcodeRefused = $0.body { return true } else { return false } }) {
             counters.passcodeRefused += 1

@@ -12,8 +12,8 @@ import Synchronization
 
 final class PasscodeWorkers: Sendable {
     enum Job: Sendable {
-        case verify(secret: [UInt8], check: @Sendable ([UInt8]) -> Bool)
-        case record(secret: [UInt8], make: @Sendable ([UInt8]) throws -> String)
+        case verify(secret: SecretBytes, check: @Sendable ([UInt8]) -> Bool)
+        case record(secret: SecretBytes, make: @Sendable ([UInt8]) throws -> String)
     }
 
     struct Completion: Sendable {
@@ -41,20 +41,23 @@ final class PasscodeWorkers: Sendable {
         queue.async { [self] in
             var completion = Completion(token: token, correct: false, hash: nil, fingerprint: [])
             switch job {
-            case .verify(var secret, let check):
-                completion.correct = check(secret)
-                var keyed = fingerprintKey + secret
+            case .verify(let secret, let check):
+                // A copy only this closure holds, so the wipe is in place.
+                var bytes = secret.copy()
+                completion.correct = check(bytes)
+                var keyed = fingerprintKey + bytes
                 completion.fingerprint = SHA256.hash(keyed)
                 scrub(&keyed)
-                scrub(&secret)
-            case .record(var secret, let make):
+                scrub(&bytes)
+            case .record(let secret, let make):
+                var bytes = secret.copy()
                 do {
-                    completion.hash = try make(secret)
+                    completion.hash = try make(bytes)
                     completion.correct = true
                 } catch {
                     completion.error = "\(error)"
                 }
-                scrub(&secret)
+                scrub(&bytes)
             }
             inbox.withLock { $0.append(completion) }
             try? wake.post()

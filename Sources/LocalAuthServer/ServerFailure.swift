@@ -43,10 +43,7 @@ extension Server {
         // Verdicts still on a worker will not be recorded (the log cannot
         // take them); the waiting jobs are dropped, their secrets wiped.
         abandonedChecks.formUnion(running.keys)
-        for var job in passcodeQueue.drainWaiting() {
-            scrub(&job.secret)
-            if case .oldPasscode(_, var newSecret, _, _) = job.purpose { scrub(&newSecret) }
-        }
+        _ = passcodeQueue.drainWaiting()
     }
 
     /// In the tick while failed: try to reopen the log now and then.

@@ -39,7 +39,7 @@ final class UnavailableTests: XCTestCase {
         }
         thread.start()
         let result = try ctl(["can-evaluate", "--policy", "owner", "--socket", path])
-        XCTAssertEqual(result.code, 1, result.out + result.err)
+        XCTAssertEqual(result.code, 3, "exit 3: refused; " + result.out + result.err)
         XCTAssertTrue(result.err.contains(message), "the daemon's words are missing: \(result.err)")
         XCTAssertTrue(result.err.contains("(unavailable)"), result.err)
         XCTAssertFalse(result.err.contains("not reachable"), "a refusal reported as unreachable: \(result.err)")

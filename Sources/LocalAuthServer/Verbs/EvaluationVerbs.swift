@@ -3,6 +3,7 @@
 // evaluate request's tag and are sent by `deliver` as events happen.
 import LocalAuthCore
 import LocalAuthProtocol
+import LocalAuthSystem
 
 extension Server {
     func evaluate(_ request: Request, _ connection: Connection) {
@@ -68,6 +69,6 @@ extension Server {
             counters.passcodeRefused += 1
             return
         }
-        queuePasscodeJob(.evaluation(uid: uid, ctx: ctx, eval: eval), uid: uid, secret: Array(secret.utf8), nil, nil)
+        queuePasscodeJob(.evaluation(uid: uid, ctx: ctx, eval: eval), uid: uid, secret: SecretBytes(secret), nil, nil)
     }
 }

@@ -10,7 +10,7 @@ import LocalAuthSystem
 /// A passcode job in flight or waiting, and what to do with its result.
 enum PendingCheck {
     case evaluation(uid: UserID, ctx: ContextID, eval: EvaluationID)
-    case oldPasscode(uid: UserID, newSecret: [UInt8], connection: Connection.ID, tag: String)
+    case oldPasscode(uid: UserID, newSecret: SecretBytes, connection: Connection.ID, tag: String)
     case newHash(uid: UserID, connection: Connection.ID, tag: String, by: UserID)
 }
 
@@ -23,17 +23,19 @@ extension PendingCheck {
     }
 }
 
-/// A queued job: its purpose and the secret it needs (wiped once used).
+/// A queued job: its purpose and the secret it needs (wiped in memory when
+/// the job is done or dropped: `SecretBytes`).
 struct PasscodeJob {
     var token: UInt64
     var purpose: PendingCheck
-    var secret: [UInt8]
+    var secret: SecretBytes
 }
 
 extension Server {
     static let minimumPasscodeLength = 4
-    /// Bytes of a passcode (and of `old-secret=`): PAM's own answer limit.
-    static let maximumPasscodeLength = 512
+    /// Bytes of a passcode (and of `old-secret=`): what crypt_rn takes
+    /// (CRYPT_MAX_PASSPHRASE_SIZE with its NUL), and PAM's answer limit.
+    static let maximumPasscodeLength = 511
 
     func setPasscode(_ request: Request, _ connection: Connection) {
         secretSeen = true
@@ -57,11 +59,11 @@ extension Server {
             // S-46: refused at once during a delay or a lock, unchecked, with
             // the one answer every attempt then gets.
             if refuseSetPasscodeAttempt(uid, connection, request.tag) { return }
-            queuePasscodeJob(.oldPasscode(uid: uid, newSecret: Array(secret.utf8), connection: connection.id, tag: request.tag),
-                             uid: uid, secret: Array(old.utf8), connection, request.tag)
+            queuePasscodeJob(.oldPasscode(uid: uid, newSecret: SecretBytes(secret), connection: connection.id, tag: request.tag),
+                             uid: uid, secret: SecretBytes(old), connection, request.tag)
         } else {
             queuePasscodeJob(.newHash(uid: uid, connection: connection.id, tag: request.tag, by: connection.peer.uid),
-                             uid: uid, secret: Array(secret.utf8), connection, request.tag)
+                             uid: uid, secret: SecretBytes(secret), connection, request.tag)
         }
     }
 
@@ -88,14 +90,11 @@ extension Server {
 
     /// Queues a job for `uid` (the subject, whoever asked), or answers
     /// `busy` when the user already has as many waiting as allowed (S-47).
-    func queuePasscodeJob(_ purpose: PendingCheck, uid: UserID, secret: [UInt8],
+    func queuePasscodeJob(_ purpose: PendingCheck, uid: UserID, secret: SecretBytes,
                           _ connection: Connection?, _ tag: String?) {
-        var secret = secret
         let token = nextCheckToken
         nextCheckToken += 1
         guard passcodeQueue.enqueue(PasscodeJob(token: token, purpose: purpose, secret: secret), for: uid) else {
-            scrub(&secret)
-            if case .oldPasscode(_, var newSecret, _, _) = purpose { scrub(&newSecret) }
             counters.passcodeBusy += 1
             if let connection, let tag { reply(connection, tag, Server.passcodeQueueFull) }
             return
