@@ -257,6 +257,7 @@ final class Server {
         _ = try? Systemd.notify("RELOADING=1\nMONOTONIC_USEC=\(MonotonicClock.nowNanos() / 1000)")
         do {
             let fresh = try reload()
+            noteRestartOnlyPasscodeKeys(fresh)
             configuration = fresh
             adminRights.forget()
             run(.applyRules(fresh.rules), connection: nil, tag: nil, now: now)

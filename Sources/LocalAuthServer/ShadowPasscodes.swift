@@ -10,6 +10,7 @@
 // next check on.
 import Dispatch
 import Glibc
+import LocalAuthConfig
 import LocalAuthCore
 import LocalAuthProtocol
 import LocalAuthSystem
@@ -177,6 +178,16 @@ extension Server {
             lastWrongPasscode[change.uid] = nil
             run(.changePasscode(uid: change.uid, set: change.set, by: Accounts.currentUID()),
                 connection: nil, tag: nil, now: now)
+        }
+    }
+
+    /// The passcode backend is chosen at start; a reload says so rather
+    /// than seeming to switch (ClientPrompts= applies to new contexts at once).
+    func noteRestartOnlyPasscodeKeys(_ fresh: DaemonConfiguration) {
+        let old = configuration.passcode
+        if fresh.passcode.backend != old.backend || fresh.passcode.shadowFile != old.shadowFile {
+            DaemonLog.notice("[Passcode] Backend= and ShadowFile= take effect at the next start "
+                + "(systemctl restart localauthd); still using \(passcodes.name).")
         }
     }
 

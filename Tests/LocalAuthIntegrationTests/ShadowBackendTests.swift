@@ -2,6 +2,7 @@
 // file (never /etc/shadow). uid 65534 (nobody) is the user whose line the
 // tests write; its hash is made with libxcrypt like passwd(1) would.
 import Foundation
+import Glibc
 import LocalAuthProtocol
 import LocalAuthSystem
 import LocalAuthTestSupport
@@ -116,6 +117,25 @@ final class ShadowBackendTests: IntegrationTestCase {
         let (code, stderr) = daemon.startExpectingFailure()
         XCTAssertNotEqual(code, 0)
         XCTAssertTrue(stderr.contains("SupplementaryGroups=shadow"), stderr)
+    }
+
+    func test_S44_aReloadKeepsTheBackendAndSaysItNeedsARestartButClientPromptsApplyToNewContexts() throws {
+        let daemon = try shadowDaemon()
+        let root = try daemon.connect()
+        try configuration(passcode: ["Backend=shadow", "ShadowFile=\(shadowPath)", "ClientPrompts=yes"])
+            .write(toFile: daemon.configPath, atomically: true, encoding: .utf8)
+        Glibc.kill(daemon.pid!, SIGHUP)
+        XCTAssertTrue(waitFor { daemon.stderr.contains("Reloaded the configuration") })
+        let user = try daemon.connect(asUID: 65534)
+        let ctx = try newContext(user)
+        assertPasscodePrompt(try evaluate(user, ctx: ctx, policy: "owner", tag: "e1"), attemptsLeft: 6)
+        XCTAssertOK(try user.request("c cancel ctx=\(ctx)"))
+
+        try configuration().write(toFile: daemon.configPath, atomically: true, encoding: .utf8)
+        Glibc.kill(daemon.pid!, SIGHUP)
+        XCTAssertTrue(waitFor { daemon.stderr.contains("take effect at the next start") }, daemon.stderr)
+        XCTAssertTrue(daemon.stderr.contains("still using shadow"), daemon.stderr)
+        XCTAssertProtocolError(try root.request("x clear-passcode uid=65534"), "unavailable", "still the shadow backend")
     }
 
     /// Polls an observable condition (the daemon rescans at most once a
