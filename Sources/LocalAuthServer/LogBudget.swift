@@ -21,14 +21,17 @@ final class UserAllowance {
     let uid: UserID
     /// Events the user may still cause now (fractions accrue between requests).
     private var tokens: Double
-    /// Monotonic nanoseconds of the last refill.
-    private var refilledAt: UInt64
+    /// Wall-clock microseconds of the last refill: the loop turn's time,
+    /// already read (a clock read per request was a third of the budget's
+    /// cost). A clock set back restarts the refill from there, so it can
+    /// neither stall the bucket nor fill it beyond the burst.
+    private var refilledAt: Int64
     /// Bytes of the string properties of this uid's contexts, on all its connections.
     var propertyBytes = 0
     /// Open connections of this uid that share the record.
     var connections = 0
 
-    init(uid: UserID, burst: Int, now: UInt64) {
+    init(uid: UserID, burst: Int, now: Int64) {
         self.uid = uid
         tokens = Double(burst)
         refilledAt = now
@@ -36,7 +39,7 @@ final class UserAllowance {
 
     /// Takes `count` events from the bucket; false (and nothing taken) when
     /// it holds fewer. A rate of 0 is no limit.
-    func take(_ count: Int, rate: Int, burst: Int, now: UInt64) -> Bool {
+    func take(_ count: Int, rate: Int, burst: Int, now: Int64) -> Bool {
         guard rate > 0 else { return true }
         refill(rate: rate, burst: burst, now: now)
         guard tokens >= Double(count) else { return false }
@@ -45,14 +48,15 @@ final class UserAllowance {
     }
 
     /// Nothing to remember: the bucket is full and no property is held.
-    func isIdle(rate: Int, burst: Int, now: UInt64) -> Bool {
+    func isIdle(rate: Int, burst: Int, now: Int64) -> Bool {
         refill(rate: rate, burst: burst, now: now)
         return connections == 0 && propertyBytes == 0 && (rate == 0 || tokens >= Double(burst))
     }
 
-    private func refill(rate: Int, burst: Int, now: UInt64) {
-        guard now > refilledAt else { return }
-        tokens = min(Double(burst), tokens + Double(now - refilledAt) * Double(rate) / 1e9)
+    private func refill(rate: Int, burst: Int, now: Int64) {
+        if now > refilledAt {
+            tokens = min(Double(burst), tokens + Double(now - refilledAt) * Double(rate) / 1e6)
+        }
         refilledAt = now
     }
 }
@@ -77,7 +81,7 @@ extension Server {
     /// The shared record of `uid`, made at its first connection.
     func allowance(for uid: UserID) -> UserAllowance {
         if let existing = limits.allowances[uid] { return existing }
-        let fresh = UserAllowance(uid: uid, burst: configuration.log.userEventBurst, now: MonotonicClock.nowNanos())
+        let fresh = UserAllowance(uid: uid, burst: configuration.log.userEventBurst, now: now)
         limits.allowances[uid] = fresh
         return fresh
     }
@@ -93,7 +97,7 @@ extension Server {
 
     func pruneAllowance(_ allowance: UserAllowance) {
         if allowance.isIdle(rate: configuration.log.userEventRate, burst: configuration.log.userEventBurst,
-                            now: MonotonicClock.nowNanos()) {
+                            now: now) {
             limits.allowances[allowance.uid] = nil
         }
     }
@@ -110,7 +114,10 @@ extension Server {
     /// members judged now (S-51, `isAdmin`), not as when they connected.
     func isExemptFromLimits(_ connection: Connection) -> Bool {
         let uid = connection.peer.uid
-        return uid == 0 || uid == daemonUID || isAdmin(connection)
+        if uid == 0 || uid == daemonUID { return true }
+        // Without an AdminGroup nobody else is one: no clock read, no lookup.
+        guard let group = configuration.daemon.adminGroup, !group.isEmpty else { return false }
+        return isAdmin(connection)
     }
 
     /// Why an unprivileged request that would record `events` events must
@@ -127,7 +134,7 @@ extension Server {
         }
         guard let allowance = connection.allowance else { return nil }
         let rate = configuration.log.userEventRate, burst = configuration.log.userEventBurst
-        if allowance.take(events, rate: rate, burst: burst, now: MonotonicClock.nowNanos()) { return nil }
+        if allowance.take(events, rate: rate, burst: burst, now: now) { return nil }
         limits.refusedForRate += 1
         return ProtocolError(.limitExceeded,
             "Too many logged requests from uid \(connection.peer.uid): at most UserEventRate=\(rate) per second "
