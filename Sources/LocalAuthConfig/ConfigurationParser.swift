@@ -40,6 +40,7 @@ public enum ConfigurationParser {
                       "PasscodeRequiredAfterSec", "PasscodeRequiredAfterBoot", "FprintdBus"]),
         ("Passcode", ["Backend", "ShadowFile", "ClientPrompts", "DelayAfterFailures", "BackoffSec", "MaxPasscodeFailures"]),
         ("Log", ["SegmentSize", "SnapshotEvery", "UserEventRate", "UserEventBurst", "ReserveSpace"]),
+        ("Secrets", ["KeyFile", "MaxSecretBytes", "MaxRightsPerUser"]),
     ]
 
     /// The drop-in names to read, in order: only `*.conf` (not hidden files),
@@ -202,6 +203,11 @@ public enum ConfigurationParser {
         case ("Log", "UserEventRate"): try set(\.log.userEventRate) { v throws(ValueError) in try V.integer(v, in: 0...1_000_000) }
         case ("Log", "UserEventBurst"): try set(\.log.userEventBurst) { v throws(ValueError) in try V.integer(v, in: 1...100_000_000) }
         case ("Log", "ReserveSpace"): try set(\.log.reserveSpace) { v throws(ValueError) in try size(v, in: 0...Int.max) }
+
+        case ("Secrets", "KeyFile"): try set(\.secrets.keyFile) { v throws(ValueError) in try V.absolutePath(v) }
+        // A secret travels base64 in one request line (8192 bytes): at most 6000 bytes fit.
+        case ("Secrets", "MaxSecretBytes"): try set(\.secrets.maxSecretBytes) { v throws(ValueError) in try V.integer(v, in: 1...6000) }
+        case ("Secrets", "MaxRightsPerUser"): try set(\.secrets.maxRightsPerUser) { v throws(ValueError) in try V.integer(v, in: 1...100_000) }
 
         default: return false
         }

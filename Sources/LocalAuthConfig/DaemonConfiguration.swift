@@ -89,10 +89,20 @@ public struct DaemonConfiguration: Sendable, Equatable {
         public var reserveSpace = 64 << 20
     }
 
+    /// `[Secrets]` (PROTOCOL.md v1.1): LARight's secrets.
+    public struct Secrets: Sendable, Equatable {
+        /// The key file; nil: `$CREDENTIALS_DIRECTORY/localauthd.key` when
+        /// present, else `STATE/secrets.key` (created if absent).
+        public var keyFile: String? = nil
+        public var maxSecretBytes = 4096
+        public var maxRightsPerUser = 64
+    }
+
     public var daemon = Daemon()
     public var biometry = Biometry()
     public var passcode = Passcode()
     public var log = Log()
+    public var secrets = Secrets()
 
     public init() {}
 

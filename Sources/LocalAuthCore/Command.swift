@@ -47,6 +47,8 @@ public enum Command: Sendable, Equatable {
     case recordSnapshot(seq: UInt64, sha256: String)
     /// S-49: start on a log behind its journal anchor (`--accept-log-rollback`).
     case acceptLogRollback(journalSeq: UInt64, logSeq: UInt64, by: UserID)
+    /// A right was saved, removed, authorized or read (Rights.swift).
+    case recordRight(RightFact)
 }
 
 /// Why a command was refused. Names are PROTOCOL.md's protocol errors, plus

@@ -85,6 +85,8 @@ struct Decision {
             emit(.snapshotRecorded(snapshotSeq: seq, sha256: sha256))
         case .acceptLogRollback(let journalSeq, let logSeq, let by):
             emit(.logRollbackAccepted(journalSeq: journalSeq, logSeq: logSeq, by: by))
+        case .recordRight(let fact):
+            try recordRight(fact)
         }
     }
 

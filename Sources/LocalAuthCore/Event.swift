@@ -166,6 +166,11 @@ public enum EventBody: Sendable, Equatable {
     /// S-49: the daemon was started with `--accept-log-rollback` on a log
     /// (ending at `logSeq`) behind the head the journal recorded at `journalSeq`.
     case logRollbackAccepted(journalSeq: UInt64, logSeq: UInt64, by: UserID)
+    // LARight's rights (AUDIT.md v1.1): never a secret, only who and which.
+    case rightSaved(uid: UserID, identifier: String, requirement: RightRequirement)
+    case rightRemoved(uid: UserID, identifier: String, requirement: RightRequirement)
+    case rightAuthorized(uid: UserID, ctx: ContextID, identifier: String, method: SuccessMethod)
+    case rightSecretRead(uid: UserID, ctx: ContextID, identifier: String)
 
     /// AUDIT.md's `type`, one string per kind.
     public var name: String { kind.name }
@@ -200,6 +205,10 @@ public enum EventBody: Sendable, Equatable {
         case .passcodeRefused: return .passcodeRefused
         case .snapshotRecorded: return .snapshotRecorded
         case .logRollbackAccepted: return .logRollbackAccepted
+        case .rightSaved: return .rightSaved
+        case .rightRemoved: return .rightRemoved
+        case .rightAuthorized: return .rightAuthorized
+        case .rightSecretRead: return .rightSecretRead
         }
     }
 
@@ -215,7 +224,8 @@ public enum EventBody: Sendable, Equatable {
              .evaluationFailed(let uid, _, _, _), .enrollmentChanged(let uid, _, _, _, _),
              .passcodeChanged(let uid, _, _), .deviceUnlocked(let uid, _), .userReset(let uid, _),
              .biometricDisconnected(let uid, _, _), .passcodeSubmitted(let uid, _, _), .contextReleased(let uid, _),
-             .passcodeRefused(let uid, _, _, _):
+             .passcodeRefused(let uid, _, _, _), .rightSaved(let uid, _, _), .rightRemoved(let uid, _, _),
+             .rightAuthorized(let uid, _, _, _), .rightSecretRead(let uid, _, _):
             return uid
         }
     }
@@ -229,6 +239,8 @@ public enum EventBody: Sendable, Equatable {
              .biometricRetry(_, let ctx, _, _), .fallbackChosen(_, let ctx, _), .evaluationSucceeded(_, let ctx, _, _),
              .evaluationFailed(_, let ctx, _, _), .biometricDisconnected(_, let ctx, _),
              .passcodeSubmitted(_, let ctx, _), .contextReleased(_, let ctx):
+            return ctx
+        case .rightAuthorized(_, let ctx, _, _), .rightSecretRead(_, let ctx, _):
             return ctx
         case .passcodeAccepted(_, let ctx, _), .passcodeRejected(_, let ctx, _, _), .passcodeRefused(_, let ctx, _, _):
             return ctx
@@ -310,6 +322,10 @@ public enum EventKind: UInt16, Sendable, CaseIterable {
     case passcodeRefused = 26
     case snapshotRecorded = 27
     case logRollbackAccepted = 28
+    case rightSaved = 29
+    case rightRemoved = 30
+    case rightAuthorized = 31
+    case rightSecretRead = 32
 
     public var name: String {
         switch self {
@@ -341,6 +357,10 @@ public enum EventKind: UInt16, Sendable, CaseIterable {
         case .passcodeRefused: return "passcode-refused"
         case .snapshotRecorded: return "snapshot-recorded"
         case .logRollbackAccepted: return "log-rollback-accepted"
+        case .rightSaved: return "right-saved"
+        case .rightRemoved: return "right-removed"
+        case .rightAuthorized: return "right-authorized"
+        case .rightSecretRead: return "right-secret-read"
         }
     }
 

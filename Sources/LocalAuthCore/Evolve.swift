@@ -102,6 +102,9 @@ extension AuthState {
         case .passcodeRefused:
             // S-46: refused unchecked; it counts nothing (S-5).
             break
+        case .rightSaved, .rightRemoved, .rightAuthorized, .rightSecretRead:
+            // Rights live in the right store; their events are the audit record.
+            break
         case .passcodeSubmitted(_, let ctx, _):
             contexts[ctx]?.evaluation?.phase = .verifyingPasscode
             prompting.remove(ctx)

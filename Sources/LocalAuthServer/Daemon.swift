@@ -128,6 +128,10 @@ public enum Daemon {
         let server = try Server(configuration: configuration, authenticator: opened.authenticator, listener: listener,
                                 signals: signals, durabilityWake: durabilityWake, passcodes: passcodes, version: version)
         try server.watchSnapshots(snapshotInbox)
+        // LARight's store and key (RightStore.swift, SecretKey.swift): a
+        // damaged store or an unusable key stops the start, naming the file.
+        server.rights = try RightStore.open(directory: stateDirectory)
+        server.secretKey = try SecretKey.load(configuration.secrets, stateDirectory: stateDirectory).bytes
         var log = opened.log
         var snapshots = opened.snapshots
         server.reload = {

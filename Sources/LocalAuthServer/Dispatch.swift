@@ -43,6 +43,12 @@ extension Server {
         VerbSpec(verb: .stats, admin: true, handler: { $0.stats($1, $2) }),
         VerbSpec(verb: .watch, handler: { $0.watch($1, $2) }),
         VerbSpec(verb: .cancelWatch, handler: { $0.cancelWatch($1, $2) }),
+        VerbSpec(verb: .rightSave, handler: { $0.rightSave($1, $2) }),
+        VerbSpec(verb: .rightState, handler: { $0.rightState($1, $2) }),
+        VerbSpec(verb: .rightRemove, handler: { $0.rightRemove($1, $2) }),
+        VerbSpec(verb: .rightAuthorize, handler: { $0.rightAuthorize($1, $2) }),
+        VerbSpec(verb: .rightDeauthorize, handler: { $0.rightDeauthorize($1, $2) }),
+        VerbSpec(verb: .rightSecret, handler: { $0.rightSecret($1, $2) }),
     ].map { ($0.verb.rawValue, $0) }
 
     /// What still works while the log cannot record (fail closed).

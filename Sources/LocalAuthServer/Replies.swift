@@ -47,6 +47,7 @@ extension Server {
             if prompt.kind == .biometric, sensorBackend.holdPrompt(uid: uid, bytes: writer.bytes, connection: connection) { return }
             send(writer.bytes, to: connection)
         case .evaluationSucceeded(_, let ctx, _, let method):
+            if !pendingRights.isEmpty { rightEvaluationSucceeded(ctx, method: method) }
             guard let (connection, tag) = evaluationOwner(ctx) else { return }
             connection.evaluationTags[ctx] = nil
             writer.bytes.removeAll(keepingCapacity: true)
@@ -62,6 +63,7 @@ extension Server {
             writer.endLine()
             send(writer.bytes, to: connection)
         case .evaluationFailed(_, let ctx, _, let failure):
+            if !pendingRights.isEmpty { rightEvaluationFailed(ctx) }
             guard let (connection, tag) = evaluationOwner(ctx) else { return }
             connection.evaluationTags[ctx] = nil
             writer.bytes.removeAll(keepingCapacity: true)

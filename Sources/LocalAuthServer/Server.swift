@@ -102,6 +102,14 @@ final class Server {
     var watches = WatchTable()
     /// Snapshots written off the loop, to record (ServerSnapshots.swift).
     var snapshotInbox: SnapshotInbox?
+    /// LARight's rights and the key of their secrets (RightVerbs.swift);
+    /// the daemon sets both before it serves.
+    var rights = RightStore(path: "/dev/null")
+    var secretKey: [UInt8] = []
+    /// Rights granted on a context (identifier -> the right's generation),
+    /// and right-authorizes whose evaluation runs.
+    var rightGrants: [ContextID: [String: UInt64]] = [:]
+    var pendingRights: [ContextID: PendingRightAuthorization] = [:]
 
     init(configuration: DaemonConfiguration, authenticator: Authenticator, listener: FileDescriptor,
          signals: SignalFD, durabilityWake: EventFD, passcodes: PasscodeBackend, version: String) throws {

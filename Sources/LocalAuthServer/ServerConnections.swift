@@ -151,6 +151,7 @@ extension Server {
 
     func endContexts(of connection: Connection) {
         limits.contextsEnded += connection.contexts.count
+        if !rightGrants.isEmpty || !pendingRights.isEmpty { forgetRightGrants(of: connection) }
         for ctx in connection.contexts.sorted() {
             run(.invalidate(ctx: ctx, reason: .disconnect), connection: connection, tag: nil, now: now)
             contextOwners[ctx] = nil

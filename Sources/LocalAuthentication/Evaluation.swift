@@ -30,8 +30,11 @@ final class Evaluation: LAPromptSession, @unchecked Sendable {
     /// as iOS does for `let context = LAContext(); context.evaluatePolicy(...)`.
     private var owner: AnyObject?
 
+    /// Set for a right-authorize (LARight.swift): that verb instead of `evaluate`.
+    private let rightIdentifier: String?
+
     init(policy: LAPolicy, reason: String, link: DaemonLink, ctx: String, handler: (any LAPromptHandler)?,
-         promptQueue: DispatchQueue, replyQueue: DispatchQueue, owner: AnyObject,
+         promptQueue: DispatchQueue, replyQueue: DispatchQueue, owner: AnyObject, rightIdentifier: String? = nil,
          onSuccess: @escaping @Sendable (_ method: String?, _ domainState: String?) -> Void, reply: @escaping @Sendable (Bool, (any Error)?) -> Void) {
         self.policy = policy
         self.localizedReason = reason
@@ -41,14 +44,16 @@ final class Evaluation: LAPromptSession, @unchecked Sendable {
         self.promptQueue = promptQueue
         self.replyQueue = replyQueue
         self.owner = owner
+        self.rightIdentifier = rightIdentifier
         self.onSuccess = onSuccess
         self.reply = reply
     }
 
     func start() {
-        link.send("evaluate", [("ctx", ctx), ("policy", policy.wireValue), ("reason", localizedReason)]) { [self] event in
-            handle(event)
-        }
+        let (verb, arguments): (String, [(String, String)]) = rightIdentifier.map {
+            ("right-authorize", [("ctx", ctx), ("identifier", $0), ("reason", localizedReason)])
+        } ?? ("evaluate", [("ctx", ctx), ("policy", policy.wireValue), ("reason", localizedReason)])
+        link.send(verb, arguments) { [self] event in handle(event) }
     }
 
     var isActive: Bool { lock.withLock { !finished } }

@@ -221,6 +221,13 @@ open class LAContext: NSObject {
     open func evaluatePolicy(
         _ policy: LAPolicy, localizedReason: String, reply: @escaping @Sendable (Bool, (any Error)?) -> Void
     ) {
+        startEvaluation(policy, localizedReason: localizedReason, identifier: nil, reply: reply)
+    }
+
+    /// An `evaluate`, or with `identifier` a `right-authorize` of that right
+    /// (LARight.swift), whose replies are an evaluation's.
+    func startEvaluation(_ policy: LAPolicy, localizedReason: String, identifier: String?,
+                         reply: @escaping @Sendable (Bool, (any Error)?) -> Void) {
         let prepared: Result<(DaemonLink, String), LAError> = operationLock.withLock { prepare() }
         switch prepared {
         case .failure(let failure):
@@ -230,7 +237,7 @@ open class LAContext: NSObject {
             let target = WeakContext(self)
             let evaluation = Evaluation(
                 policy: policy, reason: localizedReason, link: link, ctx: ctx, handler: handler,
-                promptQueue: promptQueue, replyQueue: replyQueue, owner: self,
+                promptQueue: promptQueue, replyQueue: replyQueue, owner: self, rightIdentifier: identifier,
                 onSuccess: { method, token in
                     guard let self = target.context else { return }
                     self.lock.withLock {

@@ -95,6 +95,12 @@ enum EventFields {
             return [("snapshot_seq", .number(snapshotSeq)), ("sha256", .string(sha256))]
         case .logRollbackAccepted(let journalSeq, let logSeq, let by):
             return [("journal_seq", .number(journalSeq)), ("log_seq", .number(logSeq)), ("by", .number(by))]
+        case .rightSaved(let u, let identifier, let requirement), .rightRemoved(let u, let identifier, let requirement):
+            return [uid(u), ("identifier", .string(identifier)), ("requirement", .string(requirement.wireName))]
+        case .rightAuthorized(let u, let c, let identifier, let method):
+            return [uid(u), ctx(c), ("identifier", .string(identifier)), ("method", .string(method.rawValue))]
+        case .rightSecretRead(let u, let c, let identifier):
+            return [uid(u), ctx(c), ("identifier", .string(identifier))]
         }
     }
 }

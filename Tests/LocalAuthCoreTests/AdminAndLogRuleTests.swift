@@ -67,7 +67,8 @@ final class AdminAndLogRuleTests: XCTestCase {
                      "context-invalidated", "policy-checked", "evaluation-started", "biometric-matched",
                      "biometric-failed", "biometric-retry", "fallback-chosen", "passcode-accepted",
                      "passcode-rejected", "evaluation-succeeded", "evaluation-failed", "enrollment-changed",
-                     "passcode-changed", "device-unlocked", "user-reset", "log-repaired"]
+                     "passcode-changed", "device-unlocked", "user-reset", "log-repaired",
+                     "right-saved", "right-removed", "right-authorized", "right-secret-read"]
         for name in audit { XCTAssertNotNil(EventKind(name: name), "AUDIT.md type \(name)") }
     }
 
@@ -255,5 +256,43 @@ final class AdminAndLogRuleTests: XCTestCase {
         XCTAssertEqual(Policy(wireName: "deviceOwnerAuthenticationWithBiometricsOrWatch"), .biometricsOrCompanion)
         for type in BiometryType.allCases { XCTAssertEqual(BiometryType(wireName: type.wireName), type) }
         XCTAssertEqual(laErrorDomain, "com.apple.LocalAuthentication")
+    }
+}
+
+// LARight's right events (AUDIT.md v1.1): recorded as given, and only on the
+// user's own open context; they change no user or context state.
+final class RightRuleTests: XCTestCase {
+    func test_RightEvents_needTheUsersOpenContext_andChangeNoState() throws {
+        let ctx = ContextID(hex: "0123456789abcdef0123456789abcdef")!
+        var state = AuthState()
+        state.apply(Event(time: 1, .contextCreated(uid: 1000, ctx: ctx, pid: 1)))
+        let authorized = decide(.recordRight(.authorized(uid: 1000, ctx: ctx, identifier: "a", method: .biometric)), state, now: 2)
+        XCTAssertEqual(try authorized.get().map(\.body), [.rightAuthorized(uid: 1000, ctx: ctx, identifier: "a", method: .biometric)])
+        let before = state
+        for event in try authorized.get() { state.apply(event) }
+        XCTAssertEqual(state.users, before.users)
+        XCTAssertEqual(state.contexts, before.contexts)
+
+        guard case .failure = decide(.recordRight(.secretRead(uid: 1001, ctx: ctx, identifier: "a")), state, now: 3) else {
+            return XCTFail("another uid's context")
+        }
+        state.apply(Event(time: 4, .contextInvalidated(uid: 1000, ctx: ctx, reason: .app)))
+        guard case .failure = decide(.recordRight(.secretRead(uid: 1000, ctx: ctx, identifier: "a")), state, now: 5) else {
+            return XCTFail("an invalidated context")
+        }
+        XCTAssertEqual(try decide(.recordRight(.saved(uid: 7, identifier: "b", requirement: .biometryCurrentSet)), state, now: 6)
+            .get().map(\.body), [.rightSaved(uid: 7, identifier: "b", requirement: .biometryCurrentSet)])
+    }
+
+    func test_RightIdentifiers_followTheProtocolGrammar() {
+        XCTAssertTrue(RightIdentifier.isValid("com.example.Login_2-x"))
+        XCTAssertTrue(RightIdentifier.isValid(String(repeating: "z", count: 128)))
+        for bad in ["", String(repeating: "z", count: 129), "a b", "a/b", "é", "a=b", "a\u{0}"] {
+            XCTAssertFalse(RightIdentifier.isValid(bad), bad)
+        }
+        XCTAssertEqual(RightRequirement.allCases.map(\.wireName),
+                       ["default", "biometry", "biometry-passcode-fallback", "biometry-current-set"])
+        XCTAssertEqual(RightRequirement.biometryCurrentSet.policy, .biometrics)
+        XCTAssertEqual(RightRequirement.default.policy, .owner)
     }
 }

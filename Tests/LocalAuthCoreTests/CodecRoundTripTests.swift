@@ -52,6 +52,10 @@ final class CodecRoundTripTests: XCTestCase {
         .passcodeRefused(uid: 7, ctx: nil, eval: nil, retryAfter: 0),
         .snapshotRecorded(snapshotSeq: 100_000, sha256: String(repeating: "a1", count: 32)),
         .logRollbackAccepted(journalSeq: 90_000, logSeq: 42, by: 0),
+        .rightSaved(uid: 1000, identifier: "com.example.login-1", requirement: .biometryCurrentSet),
+        .rightRemoved(uid: 1000, identifier: "a", requirement: .default),
+        .rightAuthorized(uid: 1000, ctx: ctx, identifier: "com.example.login-1", method: .biometric),
+        .rightSecretRead(uid: 1000, ctx: ctx, identifier: "com.example.login-1"),
     ]
 
     func testEveryEventKindRoundTrips() throws {

@@ -94,8 +94,18 @@ struct RandomWorld {
             return .passcodeChecked(uid: uid, ctx: nil, eval: nil, correct: correct, repeated: repeated)
         case 750..<790:
             return .cancel(ctx: someContext())
-        case 790..<850:
+        case 790..<842:
             return .expirePrompts
+        case 842..<850:
+            // LARight's facts: recorded on the user's open context or refused; no state changes.
+            let identifier = rng.pick(["a", "com.example.b"])
+            let requirement = rng.pick(RightRequirement.allCases)
+            switch rng.below(4) {
+            case 0: return .recordRight(.saved(uid: uid, identifier: identifier, requirement: requirement))
+            case 1: return .recordRight(.removed(uid: uid, identifier: identifier, requirement: requirement))
+            case 2: return .recordRight(.authorized(uid: uid, ctx: someContext(), identifier: identifier, method: .biometric))
+            default: return .recordRight(.secretRead(uid: uid, ctx: someContext(), identifier: identifier))
+            }
         case 850..<880:
             return .enroll(uid: uid, template: rng.pick(["t1", "t2", "t3"]), by: 0,
                            domainState: "ds\(rng.next() % 1_000_000)")

@@ -84,6 +84,12 @@ public enum EventCodec {
             w.varint(snapshotSeq); w.string(sha256)
         case .logRollbackAccepted(let journalSeq, let logSeq, let by):
             w.varint(journalSeq); w.varint(logSeq); w.varint(UInt64(by))
+        case .rightSaved(let uid, let identifier, let requirement), .rightRemoved(let uid, let identifier, let requirement):
+            w.varint(UInt64(uid)); w.string(identifier); w.string(requirement.rawValue)
+        case .rightAuthorized(let uid, let ctx, let identifier, let method):
+            w.varint(UInt64(uid)); w.context(ctx); w.string(identifier); w.string(method.rawValue)
+        case .rightSecretRead(let uid, let ctx, let identifier):
+            w.varint(UInt64(uid)); w.context(ctx); w.string(identifier)
         }
     }
 
@@ -218,7 +224,26 @@ public enum EventCodec {
             return .snapshotRecorded(snapshotSeq: seq, sha256: digest)
         case .logRollbackAccepted:
             return .logRollbackAccepted(journalSeq: try r.varint(), logSeq: try r.varint(), by: try r.u32())
+        case .rightSaved, .rightRemoved:
+            let uid = try r.u32(), identifier = try rightIdentifier(&r)
+            let requirement = try named(RightRequirement.init(rawValue:), try r.string())
+            return kind == .rightSaved ? .rightSaved(uid: uid, identifier: identifier, requirement: requirement)
+                : .rightRemoved(uid: uid, identifier: identifier, requirement: requirement)
+        case .rightAuthorized:
+            let uid = try r.u32(), ctx = try r.context(), identifier = try rightIdentifier(&r)
+            return .rightAuthorized(uid: uid, ctx: ctx, identifier: identifier,
+                                    method: try named(SuccessMethod.init(rawValue:), try r.string()))
+        case .rightSecretRead:
+            let uid = try r.u32(), ctx = try r.context()
+            return .rightSecretRead(uid: uid, ctx: ctx, identifier: try rightIdentifier(&r))
         }
+    }
+
+    /// A right's identifier, refused as corrupt unless PROTOCOL.md's grammar holds.
+    private static func rightIdentifier(_ r: inout ByteReader) throws -> String {
+        let identifier = try r.string()
+        guard RightIdentifier.isValid(identifier) else { throw DecodeError("bad right identifier") }
+        return identifier
     }
 }
 

@@ -1,0 +1,145 @@
+// The rights of every uid (LARightStore's, PROTOCOL.md v1.1) with their
+// sealed secrets, in a file of their own: `STATE/rights`, mode 0600,
+// replaced atomically (write, fsync, rename, fsync the directory) before the
+// event that records the change, as the passcode store is. Never in the log
+// or a snapshot: the log's right events carry uid, identifier and
+// requirement only (AUDIT.md v1.1).
+//
+// File: a first line `localauthd-rights 1`, then one right per line:
+//   UID IDENTIFIER REQUIREMENT DOMAIN-STATE|- SEALED|-
+// SEALED is the AES-256-GCM box (SecretKey, AESGCM) in hex, its additional
+// data "localauthd-right-secret\0UID\0IDENTIFIER", so that a box moved to
+// another line does not open. DOMAIN-STATE is the user's S-10 token at the
+// save, which a `biometry-current-set` right needs unchanged to release its
+// secret. A file that does not parse stops the daemon (fail closed) with a
+// message naming it.
+import LocalAuthCore
+import LocalAuthSystem
+
+struct StoredRight {
+    var requirement: RightRequirement
+    /// The S-10 token at the save ("" when nothing was enrolled).
+    var domainState: String
+    var sealed: [UInt8]?
+    /// Changes with every save of this identifier, so an authorization of
+    /// the right it replaced does not carry over (in memory only).
+    var generation: UInt64
+}
+
+struct RightStore {
+    let path: String
+    private(set) var rights: [UserID: [String: StoredRight]] = [:]
+    private var nextGeneration: UInt64 = 1
+
+    static let header = "localauthd-rights 1"
+
+    /// An empty store on `path` (nothing read): the server's value until the daemon opens the real one.
+    init(path: String) { self.path = path }
+
+    static func open(directory: String) throws -> RightStore {
+        var store = RightStore(path: directory + "/rights")
+        guard File.exists(store.path) else { return store }
+        let bytes = try File.read(store.path, maxSize: 256 << 20)
+        let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        guard lines.first.map(String.init) == header else { throw StoreError(store.path, 1, "unknown header") }
+        for (index, line) in lines.enumerated().dropFirst() where !line.isEmpty {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
+            guard fields.count == 5, let uid = UserID(fields[0]), RightIdentifier.isValid(fields[1]),
+                  let requirement = RightRequirement(rawValue: fields[2]) else {
+                throw StoreError(store.path, index + 1, "malformed right")
+            }
+            let domainState = fields[3] == "-" ? "" : fields[3]
+            var sealed: [UInt8]?
+            if fields[4] != "-" {
+                guard let box = hexBytes(fields[4]) else { throw StoreError(store.path, index + 1, "malformed secret") }
+                sealed = box
+            }
+            store.insert(uid, fields[1], requirement: requirement, domainState: domainState, sealed: sealed)
+        }
+        return store
+    }
+
+    func right(_ uid: UserID, _ identifier: String) -> StoredRight? { rights[uid]?[identifier] }
+
+    func count(_ uid: UserID) -> Int { rights[uid]?.count ?? 0 }
+
+    /// Saves (replacing a right of the same identifier) and writes the file.
+    mutating func save(_ uid: UserID, _ identifier: String, requirement: RightRequirement, domainState: String,
+                       sealed: [UInt8]?) throws(SystemError) {
+        let previous = rights[uid]?[identifier]
+        insert(uid, identifier, requirement: requirement, domainState: domainState, sealed: sealed)
+        do { try write() } catch {
+            rights[uid]?[identifier] = previous
+            throw error
+        }
+    }
+
+    /// Removes and writes the file; returns the removed rights.
+    mutating func remove(_ uid: UserID, _ identifiers: [String]) throws(SystemError) -> [(String, StoredRight)] {
+        let before = rights[uid]
+        var removed: [(String, StoredRight)] = []
+        for identifier in identifiers {
+            if let right = rights[uid]?.removeValue(forKey: identifier) { removed.append((identifier, right)) }
+        }
+        if rights[uid]?.isEmpty == true { rights[uid] = nil }
+        guard !removed.isEmpty else { return [] }
+        do { try write() } catch {
+            rights[uid] = before
+            throw error
+        }
+        return removed
+    }
+
+    static func additionalData(_ uid: UserID, _ identifier: String) -> [UInt8] {
+        Array("localauthd-right-secret\0\(uid)\0\(identifier)".utf8)
+    }
+
+    private mutating func insert(_ uid: UserID, _ identifier: String, requirement: RightRequirement, domainState: String,
+                                 sealed: [UInt8]?) {
+        rights[uid, default: [:]][identifier] = StoredRight(
+            requirement: requirement, domainState: domainState, sealed: sealed, generation: nextGeneration)
+        nextGeneration += 1
+    }
+
+    private func write() throws(SystemError) {
+        var text = RightStore.header + "\n"
+        for uid in rights.keys.sorted() {
+            for (identifier, right) in rights[uid]!.sorted(by: { $0.key < $1.key }) {
+                let sealed = right.sealed.map { $0.map { byte in hexDigits[Int(byte >> 4)] + hexDigits[Int(byte & 15)] }.joined() }
+                text += "\(uid) \(identifier) \(right.requirement.wireName) \(right.domainState.isEmpty ? "-" : right.domainState) \(sealed ?? "-")\n"
+            }
+        }
+        try AtomicFile.write(path, bytes: Array(text.utf8), mode: 0o600)
+    }
+
+    private static func hexBytes(_ text: String) -> [UInt8]? {
+        guard text.utf8.count % 2 == 0, text.utf8.count >= 2 * (AESGCM.nonceSize + AESGCM.tagSize) else { return nil }
+        var bytes: [UInt8] = []
+        var high: UInt8?
+        for c in text.utf8 {
+            let value: UInt8
+            switch c {
+            case 48...57: value = c - 48
+            case 97...102: value = c - 87
+            default: return nil
+            }
+            if let h = high {
+                bytes.append(h << 4 | value)
+                high = nil
+            } else {
+                high = value
+            }
+        }
+        return bytes
+    }
+
+    struct StoreError: Error, CustomStringConvertible {
+        let description: String
+        init(_ path: String, _ line: Int, _ what: String) {
+            description = "The right store \(path) is damaged (line \(line): \(what)); localauthd refuses to start. "
+                + "Move it away to start without the saved rights."
+        }
+    }
+}
+
+private let hexDigits = (0..<16).map { String($0, radix: 16) }

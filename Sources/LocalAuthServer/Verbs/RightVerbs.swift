@@ -1,0 +1,218 @@
+// right-save, right-state, right-remove, right-authorize, right-deauthorize,
+// right-secret (PROTOCOL.md v1.1): LARightStore's persisted rights, per uid.
+//
+// - A right belongs to the caller's uid (SO_PEERCRED); identifiers follow
+//   PROTOCOL.md's grammar; a save replaces a right of the same identifier.
+// - right-authorize runs an evaluation of the right's requirement on the
+//   caller's context (its prompts, its final answer, on the request's tag);
+//   its success is recorded as right-authorized and grants the right on that
+//   context until right-deauthorize, the context's invalidation, or a new
+//   save of the identifier.
+// - right-secret releases the secret only on a context with that grant; a
+//   `biometry-current-set` right also needs the user's enrolled set (S-10
+//   token) unchanged since the save. The plaintext is wiped once written
+//   into the reply (S-50).
+// - Limits: `[Secrets] MaxSecretBytes`, `MaxRightsPerUser` (limit-exceeded).
+import LocalAuthCore
+import LocalAuthProtocol
+import LocalAuthSystem
+
+/// A running right-authorize, waiting for its evaluation's outcome.
+struct PendingRightAuthorization {
+    var uid: UserID
+    var identifier: String
+    var generation: UInt64
+}
+
+extension Server {
+    func rightSave(_ request: Request, _ connection: Connection) {
+        secretSeen = true
+        let uid = connection.peer.uid
+        guard let identifier = rightIdentifier(request, connection) else { return }
+        guard let text = request.arguments.value(for: "requirement") else {
+            return reply(connection, request.tag, ProtocolError(.missingArgument, "requirement= is required."))
+        }
+        guard let requirement = RightRequirement(rawValue: text) else {
+            return reply(connection, request.tag, ProtocolError(.badArgument,
+                "requirement= must be one of \(RightRequirement.allCases.map(\.wireName).joined(separator: ", "))."))
+        }
+        var secret: [UInt8]?
+        if let encoded = request.arguments.value(for: "secret") {
+            let limit = configuration.secrets.maxSecretBytes
+            switch Base64.decode(encoded, maximumBytes: limit) {
+            case .success(let bytes): secret = bytes
+            case .failure(.tooLong):
+                return reply(connection, request.tag, ProtocolError(.limitExceeded,
+                    "The secret is larger than MaxSecretBytes (\(limit) bytes)."))
+            case .failure(.malformed):
+                return reply(connection, request.tag, ProtocolError(.badArgument, "secret= must be standard base64."))
+            }
+        }
+        defer { if secret != nil { SecretMemory.wipe(&secret!) } }
+        let limit = configuration.secrets.maxRightsPerUser
+        if rights.right(uid, identifier) == nil, rights.count(uid) >= limit {
+            return reply(connection, request.tag, ProtocolError(.limitExceeded,
+                "A user may keep at most \(limit) rights (MaxRightsPerUser); remove one first."))
+        }
+        let user = authenticator.state.user(uid)
+        let sealed = secret.map { AESGCM.seal($0, key: secretKey, additionalData: RightStore.additionalData(uid, identifier)) }
+        do {
+            try rights.save(uid, identifier, requirement: requirement,
+                            domainState: user.templates.isEmpty ? "" : user.domainState.description, sealed: sealed)
+        } catch {
+            DaemonLog.error("Failed to write the right store \(rights.path): \(error)")
+            return reply(connection, request.tag, ProtocolError(.internal, "The right store could not be written."))
+        }
+        let outcome = run(.recordRight(.saved(uid: uid, identifier: identifier, requirement: requirement)),
+                          connection: connection, tag: request.tag, now: now)
+        guard events(outcome, connection, request.tag) != nil else { return }
+        replyOK(connection, request.tag)
+    }
+
+    func rightState(_ request: Request, _ connection: Connection) {
+        guard let identifier = rightIdentifier(request, connection) else { return }
+        guard let right = rights.right(connection.peer.uid, identifier) else { return unknownRight(connection, request.tag) }
+        replyOK(connection, request.tag, [("requirement", right.requirement.wireName),
+                                          ("has-secret", right.sealed == nil ? "false" : "true")])
+    }
+
+    func rightRemove(_ request: Request, _ connection: Connection) {
+        let uid = connection.peer.uid
+        let identifiers: [String]
+        switch (request.arguments.value(for: "identifier"), request.arguments.value(for: "all")) {
+        case (nil, "true"?):
+            identifiers = rights.rights[uid].map { Array($0.keys).sorted() } ?? []
+        case (nil, let other?):
+            return reply(connection, request.tag, ProtocolError(.badArgument, "all= takes only true, not \"\(other)\"."))
+        case (.some, .some):
+            return reply(connection, request.tag, ProtocolError(.badArgument, "Give identifier= or all=true, not both."))
+        case (.some, nil):
+            guard let identifier = rightIdentifier(request, connection) else { return }
+            guard rights.right(uid, identifier) != nil else { return unknownRight(connection, request.tag) }
+            identifiers = [identifier]
+        case (nil, nil):
+            return reply(connection, request.tag, ProtocolError(.missingArgument, "identifier= or all=true is required."))
+        }
+        let removed: [(String, StoredRight)]
+        do { removed = try rights.remove(uid, identifiers) } catch {
+            DaemonLog.error("Failed to write the right store \(rights.path): \(error)")
+            return reply(connection, request.tag, ProtocolError(.internal, "The right store could not be written."))
+        }
+        for (identifier, right) in removed {
+            let outcome = run(.recordRight(.removed(uid: uid, identifier: identifier, requirement: right.requirement)),
+                              connection: connection, tag: request.tag, now: now)
+            guard events(outcome, connection, request.tag) != nil else { return }
+        }
+        replyOK(connection, request.tag)
+    }
+
+    func rightAuthorize(_ request: Request, _ connection: Connection) {
+        guard let ctx = ownedContext(request, connection), let identifier = rightIdentifier(request, connection),
+              let uid = rightContextUser(ctx, request, connection) else { return }
+        guard let right = rights.right(uid, identifier) else { return unknownRight(connection, request.tag) }
+        guard pendingRights[ctx] == nil, connection.evaluationTags[ctx] == nil else {
+            return reply(connection, request.tag, ProtocolError(.busy, "An evaluation is already running on this context."))
+        }
+        let reason = request.arguments.value(for: "reason") ?? ""
+        connection.evaluationTags[ctx] = request.tag
+        pendingRights[ctx] = PendingRightAuthorization(uid: uid, identifier: identifier, generation: right.generation)
+        let outcome = run(.evaluate(ctx: ctx, policy: right.requirement.policy, reason: reason),
+                          connection: connection, tag: request.tag, now: now)
+        if events(outcome, connection, request.tag) == nil {
+            connection.evaluationTags[ctx] = nil
+            pendingRights[ctx] = nil
+        }
+    }
+
+    func rightDeauthorize(_ request: Request, _ connection: Connection) {
+        guard let ctx = ownedContext(request, connection), let identifier = rightIdentifier(request, connection) else { return }
+        rightGrants[ctx]?[identifier] = nil
+        if rightGrants[ctx]?.isEmpty == true { rightGrants[ctx] = nil }
+        replyOK(connection, request.tag)
+    }
+
+    func rightSecret(_ request: Request, _ connection: Connection) {
+        guard let ctx = ownedContext(request, connection), let identifier = rightIdentifier(request, connection),
+              let uid = rightContextUser(ctx, request, connection) else { return }
+        guard let right = rights.right(uid, identifier) else { return unknownRight(connection, request.tag) }
+        guard authenticator.state.contexts[ctx]?.isOpen == true, rightGrants[ctx]?[identifier] == right.generation else {
+            return reply(connection, request.tag, ProtocolError(.notAuthorized,
+                "The right is not authorized on this context; authorize it first (right-authorize)."))
+        }
+        if right.requirement == .biometryCurrentSet {
+            let user = authenticator.state.user(uid)
+            guard !user.templates.isEmpty, user.domainState.description == right.domainState else {
+                return reply(connection, request.tag, ProtocolError(.notAuthorized,
+                    "The enrolled biometry changed since the right was saved; a biometry-current-set right no longer releases its secret."))
+            }
+        }
+        guard let sealed = right.sealed else {
+            return reply(connection, request.tag, ProtocolError(.badState, "The right has no secret."))
+        }
+        guard var secret = AESGCM.open(sealed, key: secretKey, additionalData: RightStore.additionalData(uid, identifier)) else {
+            DaemonLog.error("A secret in the right store \(rights.path) does not open with the daemon's key.")
+            return reply(connection, request.tag, ProtocolError(.internal, "The secret cannot be opened with this daemon's key."))
+        }
+        defer { SecretMemory.wipe(&secret) }
+        let outcome = run(.recordRight(.secretRead(uid: uid, ctx: ctx, identifier: identifier)),
+                          connection: connection, tag: request.tag, now: now)
+        guard events(outcome, connection, request.tag) != nil else { return }
+        var encoded = Array(Base64.encode(secret).utf8)
+        defer { SecretMemory.wipe(&encoded) }
+        replyOK(connection, request.tag) { line in
+            line.append(key: "secret", value: String(decoding: encoded, as: UTF8.self))
+        }
+    }
+
+    // MARK: - Evaluation outcomes (Replies.deliver)
+
+    /// A right-authorize's evaluation succeeded: recorded, then granted.
+    func rightEvaluationSucceeded(_ ctx: ContextID, method: SuccessMethod) {
+        guard let pending = pendingRights.removeValue(forKey: ctx) else { return }
+        let outcome = run(.recordRight(.authorized(uid: pending.uid, ctx: ctx, identifier: pending.identifier, method: method)),
+                          connection: nil, tag: nil, now: now)
+        guard case .events = outcome else { return }
+        rightGrants[ctx, default: [:]][pending.identifier] = pending.generation
+    }
+
+    func rightEvaluationFailed(_ ctx: ContextID) {
+        pendingRights[ctx] = nil
+    }
+
+    /// A closing connection's contexts take their grants with them.
+    func forgetRightGrants(of connection: Connection) {
+        for ctx in connection.contexts {
+            rightGrants[ctx] = nil
+            pendingRights[ctx] = nil
+        }
+    }
+
+    // MARK: - Arguments
+
+    private func rightIdentifier(_ request: Request, _ connection: Connection) -> String? {
+        guard let identifier = request.arguments.value(for: "identifier") else {
+            reply(connection, request.tag, ProtocolError(.missingArgument, "identifier= is required."))
+            return nil
+        }
+        guard RightIdentifier.isValid(identifier) else {
+            reply(connection, request.tag, ProtocolError(.badArgument,
+                "identifier= must be 1 to \(RightIdentifier.maximumLength) characters of A-Z a-z 0-9 . _ -"))
+            return nil
+        }
+        return identifier
+    }
+
+    /// The context's user, who must be the caller: rights are the caller's own.
+    private func rightContextUser(_ ctx: ContextID, _ request: Request, _ connection: Connection) -> UserID? {
+        guard let context = authenticator.state.contexts[ctx], context.uid == connection.peer.uid else {
+            counters.permissionDenied += 1
+            reply(connection, request.tag, ProtocolError(.permissionDenied, "Rights are used on the caller's own contexts."))
+            return nil
+        }
+        return context.uid
+    }
+
+    private func unknownRight(_ connection: Connection, _ tag: String) {
+        reply(connection, tag, ProtocolError(.unknownRight, "No right of that identifier."))
+    }
+}
