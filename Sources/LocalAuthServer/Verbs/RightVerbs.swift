@@ -12,7 +12,8 @@
 //   `biometry-current-set` right also needs the user's enrolled set (S-10
 //   token) unchanged since the save. The plaintext is wiped once written
 //   into the reply (S-50).
-// - Limits: `[Secrets] MaxSecretBytes`, `MaxRightsPerUser` (limit-exceeded).
+// - Limits: `[Secrets] MaxSecretBytes`, `MaxRightsPerUser` (limit-exceeded);
+//   every recorded right event is charged to the user's log budget (S-48).
 import LocalAuthCore
 import LocalAuthProtocol
 import LocalAuthSystem
@@ -54,6 +55,8 @@ extension Server {
             return reply(connection, request.tag, ProtocolError(.limitExceeded,
                 "A user may keep at most \(limit) rights (MaxRightsPerUser); remove one first."))
         }
+        // S-48: right events are charged to the user's log budget like evaluate's.
+        if let refusal = loggedRequestRefusal(connection, events: 1) { return reply(connection, request.tag, refusal) }
         let user = authenticator.state.user(uid)
         let sealed = secret.map { AESGCM.seal($0, key: secretKey, additionalData: RightStore.additionalData(uid, identifier)) }
         do {
@@ -93,6 +96,9 @@ extension Server {
         case (nil, nil):
             return reply(connection, request.tag, ProtocolError(.missingArgument, "identifier= or all=true is required."))
         }
+        if !identifiers.isEmpty, let refusal = loggedRequestRefusal(connection, events: identifiers.count) {
+            return reply(connection, request.tag, refusal)
+        }
         let removed: [(String, StoredRight)]
         do { removed = try rights.remove(uid, identifiers) } catch {
             DaemonLog.error("Failed to write the right store \(rights.path): \(error)")
@@ -114,6 +120,9 @@ extension Server {
             return reply(connection, request.tag, ProtocolError(.busy, "An evaluation is already running on this context."))
         }
         let reason = request.arguments.value(for: "reason") ?? ""
+        if let refusal = checkValueCap(reason, key: "reason") ?? loggedRequestRefusal(connection, events: 1) {
+            return reply(connection, request.tag, refusal)
+        }
         connection.evaluationTags[ctx] = request.tag
         pendingRights[ctx] = PendingRightAuthorization(uid: uid, identifier: identifier, generation: right.generation)
         let outcome = run(.evaluate(ctx: ctx, policy: right.requirement.policy, reason: reason),
@@ -154,6 +163,7 @@ extension Server {
             return reply(connection, request.tag, ProtocolError(.internal, "The secret cannot be opened with this daemon's key."))
         }
         defer { SecretMemory.wipe(&secret) }
+        if let refusal = loggedRequestRefusal(connection, events: 1) { return reply(connection, request.tag, refusal) }
         let outcome = run(.recordRight(.secretRead(uid: uid, ctx: ctx, identifier: identifier)),
                           connection: connection, tag: request.tag, now: now)
         guard events(outcome, connection, request.tag) != nil else { return }
