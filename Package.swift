@@ -66,6 +66,11 @@ let package = Package(
         // (a symlink to LocalAuthenticationTests') and LAContext mocks.
         .testTarget(name: "LocalAuthenticationSwift5Tests", dependencies: ["LocalAuthentication"],
                     swiftSettings: [.swiftLanguageMode(.v5)]),
+        // The seed articles' code, verbatim, run against a live daemon in
+        // Swift 5 mode. Its only warnings are Apple's own ("switch must be
+        // exhaustive" for opticID), which SeedVerbatimTests pins exactly.
+        .testTarget(name: "LocalAuthenticationSeedTests", dependencies: ["LocalAuthentication", "LocalAuthTestSupport"],
+                    swiftSettings: [.swiftLanguageMode(.v5), .unsafeFlags(["-suppress-warnings"])]),
         // Harness shared by the tests that run the real binaries (only tests use it).
         .target(name: "LocalAuthTestSupport", dependencies: ["LocalAuthProtocol", "LocalAuthSystem"],
                 path: "Tests/LocalAuthTestSupport"),
