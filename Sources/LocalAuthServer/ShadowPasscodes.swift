@@ -136,9 +136,7 @@ final class ShadowScanner: Sendable {
         if state.withLock({ $0.stamp == stamp }) { return nil }
         let entries: [String: Bool]
         do {
-            entries = try ShadowFile.withContents(path) { bytes in
-                ShadowFile.parse(bytes).mapValues(ShadowFile.isUsable)
-            }
+            entries = try ShadowFile.withContents(path) { ShadowFile.usability($0) }
         } catch {
             return fail("\(error)")
         }

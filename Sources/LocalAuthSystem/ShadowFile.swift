@@ -22,18 +22,21 @@ public enum ShadowFile {
         return first != UInt8(ascii: "!") && first != UInt8(ascii: "*")
     }
 
-    /// name -> hash field for every line that parses; the first line of a
-    /// name wins, as getspnam(3) does.
-    public static func parse(_ bytes: [UInt8]) -> [String: String] {
-        var entries: [String: String] = [:]
+    /// name -> whether its hash is usable (the first line of a name wins),
+    /// for every line that parses, without copying any hash out of
+    /// the buffer (the scanner needs no more, and copies are not wiped).
+    public static func usability(_ bytes: [UInt8]) -> [String: Bool] {
+        var entries: [String: Bool] = [:]
         for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
-            guard let (name, hash) = entry(line), entries[name] == nil else { continue }
-            entries[name] = hash
+            guard let (name, hash) = fields(line), entries[name] == nil else { continue }
+            let first = hash.first
+            entries[name] = first != nil && first != UInt8(ascii: "!") && first != UInt8(ascii: "*")
         }
         return entries
     }
 
-    /// The hash field of `name`, nil when the file has no such line.
+    /// The hash field of `name`, nil when the file has no such line; the
+    /// first line of a name wins, as getspnam(3) does.
     public static func hash(for name: String, in bytes: [UInt8]) -> String? {
         for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
             if let (found, hash) = entry(line), found == name { return hash }
@@ -42,8 +45,9 @@ public enum ShadowFile {
     }
 
     /// Reads the file (bounded), hands its bytes to `body`, then wipes them.
-    public static func withContents<T>(_ path: String, _ body: ([UInt8]) -> T) throws(SystemError) -> T {
-        var bytes = try File.read(path, maxSize: maximumSize)
+    public static func withContents<T>(_ path: String, maxSize: Int = maximumSize,
+                                       _ body: ([UInt8]) -> T) throws(SystemError) -> T {
+        var bytes = try File.read(path, maxSize: maxSize)
         defer { wipe(&bytes) }
         return body(bytes)
     }
@@ -51,6 +55,12 @@ public enum ShadowFile {
     /// One line: `name:hash:...`. Names are printable ASCII without `:`,
     /// the NIS compat markers `+`/`-` are not entries, hashes are printable ASCII.
     static func entry(_ line: ArraySlice<UInt8>) -> (String, String)? {
+        guard let (name, hash) = fields(line) else { return nil }
+        return (name, String(decoding: hash, as: UTF8.self))
+    }
+
+    /// The name and the hash field's bytes of one line, or nil.
+    static func fields(_ line: ArraySlice<UInt8>) -> (String, ArraySlice<UInt8>)? {
         guard let first = line.firstIndex(of: UInt8(ascii: ":")), first > line.startIndex else { return nil }
         let nameBytes = line[line.startIndex..<first]
         guard nameBytes.count <= maximumNameBytes, nameBytes.allSatisfy(isPrintable),
@@ -60,7 +70,7 @@ public enum ShadowFile {
         // A line without the second colon is cut short: not an entry.
         guard hashBytes.count < rest.count, hashBytes.count <= maximumHashBytes,
               hashBytes.allSatisfy(isPrintable) else { return nil }
-        return (String(decoding: nameBytes, as: UTF8.self), String(decoding: hashBytes, as: UTF8.self))
+        return (String(decoding: nameBytes, as: UTF8.self), hashBytes)
     }
 
     private static func isPrintable(_ byte: UInt8) -> Bool { byte > 0x20 && byte < 0x7f }
