@@ -29,6 +29,10 @@ enum DaemonLog {
         case adminReset = "7c2d9e4a1b6f4a83b5e1d0c8a3f62e97"
         case logRepaired = "a9f3e1c5d7b24e6a8c0b4d2f1e7a3c58"
         case corruptionFound = "1e7b3c9d5a2f4c8e9b6a0d3e7c1f5a42"
+        /// S-49: the log's head at a start, stop or snapshot. Sent by
+        /// `JournalAnchors` (LocalAuthLog/LogAnchor.swift) as `Anchors.messageID`,
+        /// which must stay this value: the daemon reads these entries back.
+        case logHead = "3c6d8f1a2e4b4f79a5d0c2e8b7f1a964"
         /// S-49: the log's head cannot be anchored or compared (no journal).
         case anchorUnavailable = "b72e5d1c8a3f4e96b0d4c7a2e9f15b38"
         /// S-49: started on a log behind its anchor (--accept-log-rollback).
