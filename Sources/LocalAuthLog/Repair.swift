@@ -25,6 +25,18 @@ extension EventLog {
         _ directory: String, time: Int64,
         makeRepairRecord: (_ firstLostSeq: UInt64) -> (keys: RecordKeys, payload: [UInt8])
     ) throws(LogError) -> RepairReport {
+        try repair(directory, time: time) { firstLost, _ in [makeRepairRecord(firstLost)] }
+    }
+
+    /// `makeRepairRecords(firstLostSeq, log)` builds the records appended
+    /// after the cut (the last one the repair record), reading the kept log
+    /// if it needs to (the caller re-records facts the cut lost that another
+    /// file still holds, such as the passcode store's, before the repair
+    /// record folds them at their worst).
+    public static func repair(
+        _ directory: String, time: Int64,
+        makeRepairRecords: (_ firstLostSeq: UInt64, _ kept: EventLog) -> [(keys: RecordKeys, payload: [UInt8])]
+    ) throws(LogError) -> RepairReport {
         let verified = try verify(directory)
         var report = RepairReport()
         let logDirectory = directory + "/log"
@@ -60,8 +72,8 @@ extension EventLog {
             if verified.snapshotProblems.contains(where: \.beyondLog) {
                 let firstLost = verified.lastSeq + 1
                 let log = try EventLog.open(directory)
-                let (keys, payload) = makeRepairRecord(firstLost)
-                let seq = try log.append(time: time, keys: keys, payload: payload)
+                var seq: UInt64 = 0
+                for (keys, payload) in makeRepairRecords(firstLost, log) { seq = try log.append(time: time, keys: keys, payload: payload) }
                 try log.waitDurable(seq)
                 try log.close()
                 report.firstLostSeq = firstLost
@@ -101,8 +113,8 @@ extension EventLog {
             if File.exists(store.snapshotDirectory) { try Directory.fsync(store.snapshotDirectory) }
         } catch { throw .io(error) }
         let log = try EventLog.open(directory)
-        let (keys, payload) = makeRepairRecord(firstLost)
-        let seq = try log.append(time: time, keys: keys, payload: payload)
+        var seq: UInt64 = 0
+        for (keys, payload) in makeRepairRecords(firstLost, log) { seq = try log.append(time: time, keys: keys, payload: payload) }
         try log.waitDurable(seq)
         try log.close()
         report.repaired = true

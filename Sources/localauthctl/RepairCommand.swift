@@ -46,9 +46,16 @@ struct RepairCommand: Command {
         let by = getuid()
         let report: RepairReport
         do throws(LogError) {
-            report = try EventLog.repair(directory, time: WallClock.nowMicros()) { firstLostSeq in
-                let body = EventBody.logRepaired(firstLostSeq: firstLostSeq, by: by)
-                return (RecordKeys(type: body.kind.rawValue), EventCodec.encode(body))
+            report = try EventLog.repair(directory, time: WallClock.nowMicros()) { firstLostSeq, kept in
+                // A user whose passcode-changed event was cut is known only to
+                // the passcode store: recorded again first, so that the repair
+                // record raises their delay too (issue #15 item 9); the daemon's
+                // start would record it after the repair, with no delay.
+                let known = (try? Replay.fold(kept))?.state
+                var bodies = Self.storedPasscodeUsers(directory).filter { known?.user($0).passcodeSet != true }
+                    .map { EventBody.passcodeChanged(uid: $0, set: true, by: by) }
+                bodies.append(.logRepaired(firstLostSeq: firstLostSeq, by: by))
+                return bodies.map { (RecordKeys(type: $0.kind.rawValue, uid: $0.uid), EventCodec.encode($0)) }
             }
         } catch {
             throw CommandFailure(error.description)
@@ -57,6 +64,14 @@ struct RepairCommand: Command {
         if report.repaired, let kept = report.keptIn, report.problem == nil { Console.out("Kept: \(kept)") }
         Self.giveBack(directory)
         return 0
+    }
+
+    /// The uids of the builtin passcode store (`<dir>/passcodes`, "uid:hash" lines).
+    static func storedPasscodeUsers(_ directory: String) -> [UserID] {
+        guard let bytes = try? File.read(directory + "/passcodes", maxSize: 64 << 20) else { return [] }
+        return bytes.split(separator: UInt8(ascii: "\n")).compactMap { line in
+            line.firstIndex(of: UInt8(ascii: ":")).flatMap { UserID(String(decoding: line[line.startIndex..<$0], as: UTF8.self)) }
+        }.sorted()
     }
 
     /// Files written here by root (repair runs as root) go to the directory's
