@@ -52,8 +52,10 @@ extension LogWriter.State {
         } else if current == nil {
             current = PendingChunk(segment: segment, createsSegment: false, offset: segmentEnd, bytes: takeSpare(), lastSeq: seq)
         }
-        current!.bytes.reserveCapacity(4096)
-        RecordFormat.encode(seq: seq, time: time, keys: keys, payload: payload, into: &current!.bytes)
+        // Encoded where it will be written from (ChunkBytes).
+        current!.bytes.append(uninitialized: size) { raw in
+            RecordFormat.encode(seq: seq, time: time, keys: keys, payload: payload, at: raw)
+        }
         current!.lastSeq = seq
         if indexing { index.add(keys, offset: segmentEnd) }
         segmentEnd += size
@@ -66,9 +68,9 @@ extension LogWriter.State {
     /// The buffer of the last written chunk, emptied, for the next one: a
     /// busy turn appends ~100 KB, which would otherwise be allocated and
     /// regrown (copied) anew every turn.
-    mutating func takeSpare() -> [UInt8] {
-        var bytes: [UInt8] = []
-        swap(&bytes, &spare)
+    mutating func takeSpare() -> ChunkBytes {
+        guard let bytes = spare else { return ChunkBytes(capacity: 4096) }
+        spare = nil
         return bytes
     }
 }
@@ -79,7 +81,7 @@ struct PendingChunk {
     /// The segment file does not exist yet: the writing side creates it first.
     var createsSegment: Bool
     var offset: Int
-    var bytes: [UInt8]
+    let bytes: ChunkBytes
     var lastSeq: UInt64
 
     func contains(_ position: LogPosition) -> Bool {
@@ -94,7 +96,7 @@ final class LogWriter: Sendable {
         /// Taken by a `write`; readable here until written.
         var inflight: [PendingChunk] = []
         /// An empty buffer with capacity, for the next chunk (`takeSpare`).
-        var spare: [UInt8] = []
+        var spare: ChunkBytes?
         var nextSeq: UInt64
         var segment: UInt64
         var segmentEnd: Int
@@ -201,13 +203,16 @@ final class LogWriter: Sendable {
             }
             if batch.isEmpty { return }
             do throws(SystemError) { try appender.write(batch) } catch { throw .writeFailed(failed(error)) }
-            var spare = batch.removeLast().bytes
+            let spare = batch.removeLast().bytes
             batch = []
             lock.withLock {
                 lock.state.inflight = []
-                // Unique now: emptied in place, its capacity kept (up to 1 MiB).
-                spare.removeAll(keepingCapacity: true)
-                if lock.state.spare.capacity == 0, spare.capacity <= 1 << 20 { lock.state.spare = spare }
+                // Listed nowhere now (inflight is empty): emptied in place,
+                // its capacity kept (up to 1 MiB).
+                if lock.state.spare == nil, spare.capacity <= 1 << 20 {
+                    spare.removeAll()
+                    lock.state.spare = spare
+                }
             }
             written.store(appender.writtenSeq, ordering: .releasing)
         }
@@ -261,8 +266,8 @@ final class LogWriter: Sendable {
             let chunks = lock.state.inflight + lock.state.sealed + (lock.state.current.map { [$0] } ?? [])
             guard let chunk = chunks.first(where: { $0.contains(position) }) else { return nil }
             let start = position.offset - chunk.offset
-            let length = chunk.bytes.withUnsafeBytes { Int(RecordFormat.u32($0, start)) }
-            return Array(chunk.bytes[start..<start + 8 + length])
+            let length = Int(RecordFormat.u32(chunk.bytes.bytes, start))
+            return chunk.bytes.copy(start..<start + 8 + length)
         }
     }
 

@@ -51,60 +51,51 @@ enum RecordFormat {
 
     static func recordSize(payload: Int) -> Int { headerSize + payload }
 
-    /// Appends one encoded record to `out`, built on the stack: header and
-    /// payload checksummed in one pass and appended as one copy when they
-    /// fit in `inlineCapacity`, else the header (checksummed with the payload
-    /// as seed) and the payload as two copies. No zero fill either way.
+    /// Appends one encoded record to `out` (tests, tools; the writer
+    /// encodes in place, `encode(seq:time:keys:payload:at:)`).
     static func encode(
         seq: UInt64, time: Int64, keys: RecordKeys, payload: UnsafeRawBufferPointer, into out: inout [UInt8]
     ) {
-        let inline = headerSize + payload.count <= inlineCapacity
-        // Uninitialized stack room: every byte that is appended is written
-        // below (absent keys as zeros); zeroing all 256 first cost a memset
-        // per record.
-        withUnsafeTemporaryAllocation(byteCount: inlineCapacity, alignment: 8) { raw in
-            raw.storeBytes(of: UInt32(fixedBodySize + payload.count).littleEndian, toByteOffset: 0, as: UInt32.self)
-            raw.storeBytes(of: seq.littleEndian, toByteOffset: 8, as: UInt64.self)
-            raw.storeBytes(of: time.littleEndian, toByteOffset: 16, as: Int64.self)
-            raw.storeBytes(of: keys.type.littleEndian, toByteOffset: 24, as: UInt16.self)
-            var flags: UInt16 = 0
-            if let uid = keys.uid {
-                flags |= flagUID
-                raw.storeBytes(of: uid.littleEndian, toByteOffset: 28, as: UInt32.self)
-            } else {
-                raw.storeBytes(of: UInt32(0), toByteOffset: 28, as: UInt32.self)
-            }
-            if let context = keys.context {
-                flags |= flagContext
-                raw.storeBytes(of: context.high.bigEndian, toByteOffset: 32, as: UInt64.self)
-                raw.storeBytes(of: context.low.bigEndian, toByteOffset: 40, as: UInt64.self)
-            } else {
-                raw.storeBytes(of: UInt64(0), toByteOffset: 32, as: UInt64.self)
-                raw.storeBytes(of: UInt64(0), toByteOffset: 40, as: UInt64.self)
-            }
-            raw.storeBytes(of: flags.littleEndian, toByteOffset: 26, as: UInt16.self)
-            let crc: UInt32
-            if inline {
-                if let source = payload.baseAddress {
-                    (raw.baseAddress! + headerSize).copyMemory(from: source, byteCount: payload.count)
-                }
-                crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[prefixSize..<headerSize + payload.count]))
-            } else {
-                let fixed = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[prefixSize..<headerSize]))
-                crc = CRC32C.checksum(payload, seed: fixed)
-            }
-            raw.storeBytes(of: crc.littleEndian, toByteOffset: 4, as: UInt32.self)
-            let count = inline ? headerSize + payload.count : headerSize
-            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[0..<count]))
+        let start = out.count
+        out.append(contentsOf: repeatElement(0, count: recordSize(payload: payload.count)))
+        out.withUnsafeMutableBytes { raw in
+            encode(seq: seq, time: time, keys: keys, payload: payload, at: raw.baseAddress! + start)
         }
-        if !inline { out.append(contentsOf: payload) }
     }
 
-    /// Stack room for a whole small record: the 48 header bytes and a
-    /// payload of up to 208, checksummed in one pass and appended in one
-    /// copy. Most events are far smaller (a policy check's record is ~70
-    /// bytes); larger payloads follow the header separately.
-    static let inlineCapacity = 256
+    /// Writes one record, `recordSize(payload:)` bytes, at `raw` (any
+    /// alignment): every byte is written (absent keys as zeros), the
+    /// payload copied once, and the CRC computed over the bytes where they
+    /// lie. No staging buffer, no second copy.
+    static func encode(
+        seq: UInt64, time: Int64, keys: RecordKeys, payload: UnsafeRawBufferPointer, at raw: UnsafeMutableRawPointer
+    ) {
+        raw.storeBytes(of: UInt32(fixedBodySize + payload.count).littleEndian, toByteOffset: 0, as: UInt32.self)
+        raw.storeBytes(of: seq.littleEndian, toByteOffset: 8, as: UInt64.self)
+        raw.storeBytes(of: time.littleEndian, toByteOffset: 16, as: Int64.self)
+        raw.storeBytes(of: keys.type.littleEndian, toByteOffset: 24, as: UInt16.self)
+        var flags: UInt16 = 0
+        if let uid = keys.uid {
+            flags |= flagUID
+            raw.storeBytes(of: uid.littleEndian, toByteOffset: 28, as: UInt32.self)
+        } else {
+            raw.storeBytes(of: UInt32(0), toByteOffset: 28, as: UInt32.self)
+        }
+        if let context = keys.context {
+            flags |= flagContext
+            raw.storeBytes(of: context.high.bigEndian, toByteOffset: 32, as: UInt64.self)
+            raw.storeBytes(of: context.low.bigEndian, toByteOffset: 40, as: UInt64.self)
+        } else {
+            raw.storeBytes(of: UInt64(0), toByteOffset: 32, as: UInt64.self)
+            raw.storeBytes(of: UInt64(0), toByteOffset: 40, as: UInt64.self)
+        }
+        raw.storeBytes(of: flags.littleEndian, toByteOffset: 26, as: UInt16.self)
+        if let source = payload.baseAddress {
+            (raw + headerSize).copyMemory(from: source, byteCount: payload.count)
+        }
+        let crc = CRC32C.checksum(UnsafeRawBufferPointer(start: raw + prefixSize, count: fixedBodySize + payload.count))
+        raw.storeBytes(of: crc.littleEndian, toByteOffset: 4, as: UInt32.self)
+    }
 
     static func u16(_ raw: UnsafeRawBufferPointer, _ offset: Int) -> UInt16 {
         UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt16.self))

@@ -68,7 +68,8 @@ struct SegmentAppender: ~Copyable {
             // kept head falls (nothing in between needs its head).
             var next = stream
             var kept: [ChainMark] = []
-            chunk.bytes.withUnsafeBytes { raw in
+            let raw = chunk.bytes.bytes
+            do {
                 var hashed = 0
                 if nextMark <= chunk.lastSeq {
                     var offset = 0
@@ -89,7 +90,7 @@ struct SegmentAppender: ~Copyable {
             if preallocation > 0, chunk.offset + chunk.bytes.count > allocated {
                 preallocate(through: chunk.offset + chunk.bytes.count)
             }
-            try file.pwriteAll(chunk.bytes, at: chunk.offset)
+            try file.pwriteAll(raw, at: chunk.offset)
             // Only what reached the file moves the chain.
             stream = next
             if !kept.isEmpty {
@@ -97,7 +98,7 @@ struct SegmentAppender: ~Copyable {
                 if marks.count > ChainMark.kept { marks.removeFirst(marks.count - ChainMark.kept) }
             }
             if let crc = fileCRC, chunk.offset == length {
-                fileCRC = CRC32C.checksum(chunk.bytes, seed: crc)
+                fileCRC = CRC32C.checksum(raw, seed: crc)
             } else {
                 fileCRC = nil
             }
