@@ -114,6 +114,28 @@ final class PageCacheTests: XCTestCase {
         XCTAssertEqual(try positions(directory).count, 4000)
     }
 
+    /// Syncs that cover less than `LogWriter.dropStep` leave their pages:
+    /// the hint waits for a step of synced bytes instead of sitting between
+    /// every fdatasync and the next (many small syncs under figure 2's load).
+    func testSyncsSmallerThanTheDropStepKeepTheirPages() throws {
+        let directory = TemporaryDirectory()
+        let log = try EventLog.open(directory.path, options: .init(syncPolicy: .onDemand, preallocation: 1 << 20))
+        let payload = [UInt8](repeating: 7, count: 200)
+        var seq: UInt64 = 0
+        for _ in 0..<5 {
+            for _ in 0..<80 { seq = try log.append(time: 1, keys: RecordKeys(type: 1), payload: payload) }
+            log.commit(through: seq)
+            try log.waitDurable(seq)
+        }
+        let end = SegmentHeader.size + 400 * RecordFormat.recordSize(payload: payload.count)
+        XCTAssertLessThan(end, LogWriter.dropStep, "the test stays below one step")
+        let synced = end / 4096
+        XCTAssertGreaterThan(synced, 20)
+        let resident = try residentPages(directory.log + "/" + SegmentName.fileName(1))
+        XCTAssertEqual(resident[..<synced].filter { $0 }.count, synced, "no synced page dropped before a step")
+        try log.close()
+    }
+
     /// mincore(2) of the whole file: one Bool per page.
     private func residentPages(_ path: String) throws -> [Bool] {
         let fd = open(path, O_RDONLY)
