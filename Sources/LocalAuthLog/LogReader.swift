@@ -55,8 +55,8 @@ public final class LogReader {
     }
 
     /// `trustSeals`: the daemon's open. Every non-last segment with a usable
-    /// seal is checked by it (header, length, whole-file CRC32C, seq and chain
-    /// seams) and its records are not handed out; other segments are read
+    /// seal is checked by it (header, length, its records' SHA-256 chain, seq
+    /// and chain seams) and its records are not handed out; other segments are read
     /// record by record. Implies the `.full` chain from seq 1.
     init(logDirectory: String, from seq: UInt64 = 1, chain: ChainCheck, trustSeals: Bool) throws(SystemError) {
         self.trustSeals = trustSeals
