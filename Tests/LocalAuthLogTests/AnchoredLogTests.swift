@@ -75,6 +75,22 @@ final class AnchoredLogTests: XCTestCase {
         XCTAssertTrue(report.description.contains("1 snapshots agree"), report.description)
     }
 
+    /// `replay --until-seq` at the snapshot's own seq: its vouching event comes
+    /// after the limit and is still looked for (not folded).
+    func test_S49_aReplayUpToTheSnapshotSeqStillFindsItsVouchingEvent() throws {
+        let directory = TemporaryDirectory(inMemory: true)
+        _ = try eventLog(directory)
+        let log = try EventLog.open(directory.path)
+        defer { try? log.close() }
+        let outcome = try Replay.fold(log, untilSeq: 8)
+        XCTAssertEqual(outcome.fromSnapshot, 8)
+        XCTAssertEqual(outcome.state.eventCount, 8)
+        XCTAssertEqual(outcome.replayed, 0)
+        let earlier = try Replay.fold(log, untilSeq: 7)
+        XCTAssertNil(earlier.fromSnapshot)
+        XCTAssertEqual(earlier.state.eventCount, 7)
+    }
+
     func test_S49_givenAForgedSnapshot_whenTheDaemonFolds_thenItRefusesAndVerifyFails() throws {
         let directory = TemporaryDirectory(inMemory: true)
         let (state, _) = try eventLog(directory)
