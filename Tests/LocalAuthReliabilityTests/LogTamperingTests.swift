@@ -78,6 +78,10 @@ final class LogTamperingTests: ReliabilityTestCase {
         }
         client.shutDown()
         daemon.stop()
+        // The newest snapshot the log vouches for (the one a start would use).
+        vouched = try events(daemon.stateDirectory).compactMap { event -> UInt64? in
+            if case .snapshotRecorded(let seq, _) = event.body { return seq } else { return nil }
+        }
         let store = SnapshotStore(directory: daemon.stateDirectory)
         let seq = try XCTUnwrap(try store.list().filter(vouched.contains).last, "a recorded snapshot")
         guard case .success(let snapshot) = store.load(seq) else { return XCTFail("snapshot \(seq) unreadable") }
