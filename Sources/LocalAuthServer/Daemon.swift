@@ -131,7 +131,9 @@ public enum Daemon {
         // LARight's store and key (RightStore.swift, SecretKey.swift): a
         // damaged store or an unusable key stops the start, naming the file.
         server.rights = try RightStore.open(directory: stateDirectory)
-        server.secretKey = try SecretKey.load(configuration.secrets, stateDirectory: stateDirectory).bytes
+        let secretKey = try SecretKey.load(configuration.secrets, stateDirectory: stateDirectory)
+        server.secretKey = secretKey.bytes
+        DaemonLog.info("LARight's secrets are sealed with the key from \(secretKey.source).")
         var log = opened.log
         var snapshots = opened.snapshots
         server.reload = {

@@ -1,6 +1,7 @@
 // watch / cancel-watch (PROTOCOL.md v1.1) on the wire: the STATE line at
 // once and after each change of its fields, who may watch whom, the
 // per-connection bound, and that a cancelled or closed watch says nothing.
+import Foundation
 import LocalAuthProtocol
 import LocalAuthTestSupport
 import XCTest
@@ -102,6 +103,37 @@ final class WatchTests: IntegrationTestCase {
         XCTAssertEqual(try state(admin, "again").arguments.value(for: "uid"), "1000")
         XCTAssertOK(try admin.request("c cancel-watch uid=1001"))
         XCTAssertOK(try admin.request("ok watch uid=2000"), "room again after a cancel")
+    }
+}
+
+extension WatchTests {
+    /// S-40: the STATE line that says locked-out=true reveals the failure
+    /// that caused it, so it comes only once that failure is durable (the
+    /// same check as DurabilityTests' for prompts and answers).
+    func testTheLockoutLineWaitsForItsFailureToBeDurable() throws {
+        let daemon = try startDaemon(configuration: configuration(biometry: ["LockoutThreshold=1"]))
+        let admin = try daemon.connect()
+        try prepareOwner(admin)
+        let watcher = try daemon.connect()
+        XCTAssertOK(try watcher.request("w watch"))
+        XCTAssertEqual(try state(watcher)["locked-out"], "false")
+        let ctx = try newContext(admin)
+        _ = try evaluate(admin, ctx: ctx, policy: "biometrics", tag: "ev")
+        try admin.send("s sensor uid=0 result=nomatch")
+        let locked = try state(watcher)
+        XCTAssertEqual(locked["locked-out"], "true")
+        let stats = try watcher.request("st stats")
+        let durable = stats["durable-seq"].flatMap(UInt64.init) ?? 0
+        let (code, out, _) = try runToCompletion(try Binary.find("localauthctl"),
+                                                 ["log", "-D", daemon.stateDirectory, "-o", "json", "--no-pager"])
+        XCTAssertEqual(code, 0)
+        let failures = out.split(separator: "\n").compactMap { line -> UInt64? in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                  object["type"] as? String == "biometric-failed" else { return nil }
+            return (object["seq"] as? Int).map(UInt64.init)
+        }
+        XCTAssertEqual(failures.count, 1)
+        XCTAssertGreaterThanOrEqual(durable, failures.first ?? .max, "the failure was durable when its lockout was seen")
     }
 }
 

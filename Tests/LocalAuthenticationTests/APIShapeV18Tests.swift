@@ -146,4 +146,64 @@ final class APIShapeV18Tests: XCTestCase {
         XCTAssertNil(companions)
         XCTAssertNil(all)
     }
+
+    func testRightFamilyShapes() {
+        // LARight.State raw values (LARight.h).
+        XCTAssertEqual(LARight.State.allCases.map(\.rawValue), [0, 1, 2, 3])
+        XCTAssertEqual(LARight.State.notAuthorized.rawValue, 3)
+        // Requirements: Apple's spellings, in both forms of biometry.
+        let requirements: [LAAuthenticationRequirement] = [
+            .default, .biometry, .biometryCurrentSet, .biometry(fallback: .default), .biometry(fallback: .devicePasscode),
+        ]
+        XCTAssertEqual(requirements.count, 5)
+        XCTAssertEqual(LAAuthenticationRequirement.biometry(fallback: .default), LAAuthenticationRequirement.biometry)
+        XCTAssertNotEqual(LAAuthenticationRequirement.biometry(fallback: .devicePasscode), LAAuthenticationRequirement.biometry)
+        let fallbacks: [LABiometryFallbackRequirement] = [.default, .devicePasscode]
+        XCTAssertEqual(fallbacks.count, 2)
+
+        let right = LARight()
+        let withRequirement = LARight(requirement: .biometryCurrentSet)
+        XCTAssertEqual(right.state, .unknown)
+        XCTAssertEqual(withRequirement.tag, 0)
+        // The completion forms (as imported from Objective-C) and the async forms.
+        let authorize: (String, @escaping @Sendable ((any Error)?) -> Void) -> Void = right.authorize(localizedReason:completion:)
+        let check: (@escaping @Sendable ((any Error)?) -> Void) -> Void = right.checkCanAuthorize(completion:)
+        let deauthorize: (@escaping @Sendable () -> Void) -> Void = right.deauthorize(completion:)
+        let authorizeAsync: (String) async throws -> Void = right.authorize(localizedReason:)
+        let checkAsync: () async throws -> Void = right.checkCanAuthorize
+        let deauthorizeAsync: () async -> Void = right.deauthorize
+        _ = (authorize, check, deauthorize, authorizeAsync, checkAsync, deauthorizeAsync)
+
+        let store: LARightStore = .shared
+        let fetch: (String, @escaping @Sendable (LAPersistedRight?, (any Error)?) -> Void) -> Void = store.right(forIdentifier:completion:)
+        let save: (LARight, String, @escaping @Sendable (LAPersistedRight?, (any Error)?) -> Void) -> Void =
+            store.saveRight(_:identifier:completion:)
+        let saveSecret: (LARight, String, Data, @escaping @Sendable (LAPersistedRight?, (any Error)?) -> Void) -> Void =
+            store.saveRight(_:identifier:secret:completion:)
+        let remove: (LAPersistedRight, @escaping @Sendable ((any Error)?) -> Void) -> Void = store.removeRight(_:completion:)
+        let removeByIdentifier: (String, @escaping @Sendable ((any Error)?) -> Void) -> Void = store.removeRight(forIdentifier:completion:)
+        let removeAll: (@escaping @Sendable ((any Error)?) -> Void) -> Void = store.removeAllRights(completion:)
+        let fetchAsync: (String) async throws -> LAPersistedRight = store.right(forIdentifier:)
+        let saveAsync: (LARight, String) async throws -> LAPersistedRight = store.saveRight(_:identifier:)
+        let saveSecretAsync: (LARight, String, Data) async throws -> LAPersistedRight = store.saveRight(_:identifier:secret:)
+        let removeAsync: (LAPersistedRight) async throws -> Void = store.removeRight(_:)
+        let removeByIdentifierAsync: (String) async throws -> Void = store.removeRight(forIdentifier:)
+        let removeAllAsync: () async throws -> Void = store.removeAllRights
+        _ = (fetch, save, saveSecret, remove, removeByIdentifier, removeAll)
+        _ = (fetchAsync, saveAsync, saveSecretAsync, removeAsync, removeByIdentifierAsync, removeAllAsync)
+    }
+
+    func testSecretShapes() {
+        // LAPersistedRight is an LARight; its secret loads in both forms.
+        func shapes(_ persisted: LAPersistedRight) {
+            let asRight: LARight = persisted
+            let secret: LASecret = persisted.secret
+            let load: (@escaping @Sendable (Data?, (any Error)?) -> Void) -> Void = secret.loadData(completion:)
+            let loadAsync: () async throws -> Data = secret.loadData
+            _ = (asRight, load, loadAsync)
+        }
+        _ = shapes
+        func rawData(_ secret: LASecret) async throws -> Data { try await secret.rawData }
+        _ = rawData
+    }
 }
