@@ -97,8 +97,8 @@ open class LAContext: NSObject {
     /// `LockoutThreshold`, the consecutive biometric failures that lock
     /// biometry out (S-2), read from the daemon's `hello`; nil when the daemon
     /// cannot be reached. Setting it has no effect, as on iOS since 9.0.
-    @available(iOS, introduced: 8.3, deprecated: 9.0)
-    @available(macOS, introduced: 10.10.3, deprecated: 10.11)
+    @available(iOS, introduced: 8.3, deprecated: 9.0, message: "No longer supported")
+    @available(macOS, introduced: 10.10.3, deprecated: 10.11, message: "No longer supported")
     open var maxBiometryFailures: NSNumber? {
         get {
             guard case .success(let link) = operationLock.withLock({ connected() }),

@@ -40,9 +40,12 @@ public final class LAEnvironment: NSObject, @unchecked Sendable {
         super.init()
     }
 
+    deinit {
+        link?.close()
+    }
+
     private let fixedSocketPath: String?
     private let lock = NSLock()
-    private let arrived = NSCondition()
     private var link: DaemonLink?
     private var current: State?
     private var observers: [WeakObserver] = []
