@@ -51,7 +51,8 @@ final class OnBehalfTests: IntegrationTestCase {
         let daemon = try startDaemon()
         let root = try daemon.connect()
         let long = String(repeating: "s", count: 257)
-        for request in ["new uid=abc", "new uid=-1", "new uid=4294967296", "new uid=0 service=\(long)",
+        for request in ["new uid=abc", "new uid=-1", "new uid=4294967296", "new uid=4294967295", "new uid=+1002",
+                        "new uid=01001", "new uid=-0", "new uid=0 service=\(long)",
                         "new uid=0 tty=\"a\\nb\"", "new uid=0 rhost=\"\"", "new uid=0 service=\"x\\ty\""] {
             XCTAssertProtocolError(try root.request("b \(request)"), "bad-argument", request)
         }

@@ -187,6 +187,61 @@ final class PasscodeGuessingTests: ReliabilityTestCase {
         XCTAssertLessThanOrEqual(flooderJobsBetween, 2, "the victim's job waited behind \(flooderJobsBetween) of the flooder's")
     }
 
+    /// Red-team finding F1: during a delay every refused attempt is recorded
+    /// (passcode-refused), so an unprivileged user pays for it from the S-48
+    /// budget; once it is spent they get limit-exceeded and nothing is
+    /// recorded, whatever the guess (the refusal shape stays one).
+    func testRefusedAttemptsDuringADelayAreChargedToTheUsersBudget() throws {
+        let daemon = try startDaemon(configuration: configuration(
+            passcode: ["DelayAfterFailures=6", "BackoffSec=900"], log: ["UserEventRate=1", "UserEventBurst=30"]))
+        let admin = try daemon.connect()
+        let right = Secrets.make("R1ghtBudget")
+        try prepareUser(admin, uid: 1000, passcode: right, enroll: false)
+        let user = try daemon.connect(asUID: 1000)
+        for attempt in 1...6 {
+            _ = try user.request("w\(attempt) set-passcode secret=Newpass1 old-secret=\(Secrets.make("Wr0ngB\(attempt)"))")
+        }
+        var lines = ""
+        for guess in 1...200 {
+            lines += "g\(guess) set-passcode secret=Newpass1 old-secret=\(guess == 150 ? right : Secrets.make("Gu3ssB\(guess)"))\n"
+        }
+        try user.sendRaw(Array(lines.utf8))
+        var names: [String: Int] = [:]
+        for _ in 0..<200 { names[try user.next().errorName ?? "ok", default: 0] += 1 }
+        XCTAssertEqual(Set(names.keys), ["authenticationFailed", "limit-exceeded"], "\(names)")
+        XCTAssertGreaterThanOrEqual(names["limit-exceeded"] ?? 0, 150, "the budget did not bound the refusals: \(names)")
+        let log = try LogContents(stateDirectory: daemon.stateDirectory)
+        let refused = log.events.filter { $0.body.kind == .passcodeRefused }.count
+        XCTAssertLessThanOrEqual(refused, 60, "\(refused) refused attempts recorded for one user")
+        XCTAssertFalse(log.events.contains { $0.body.kind == .passcodeAccepted })
+    }
+
+    /// Red-team finding F2: the same wrong passcode again and again counts
+    /// once (S-7), so no delay stops it; the budget does, at the prompt.
+    func testTheSameWrongPasscodeOverAndOverIsBoundedByTheBudget() throws {
+        let daemon = try startDaemon(configuration: configuration(log: ["UserEventRate=1", "UserEventBurst=30"]))
+        let admin = try daemon.connect()
+        try prepareUser(admin, uid: 1000, passcode: Secrets.make("R1ghtSame"), enroll: false)
+        let user = try daemon.connect(asUID: 1000)
+        let ctx = try newContext(user)
+        try user.send("ev evaluate ctx=\(ctx) policy=owner reason=same")
+        XCTAssertEqual(try user.next(tag: "ev")["kind"], "passcode")
+        let same = Secrets.make("Th3SameWr0ng")
+        var accepted = 0
+        var limited = false
+        for index in 0..<60 {
+            let reply = try user.request("p\(index) passcode ctx=\(ctx) secret=\(same)")
+            if reply.errorName == "limit-exceeded" { limited = true; break }
+            XCTAssertOK(reply)
+            accepted += 1
+            XCTAssertEqual(try user.next(tag: "ev")["kind"], "passcode", "the next prompt")
+        }
+        XCTAssertTrue(limited, "60 identical wrong passcodes were all checked and recorded")
+        XCTAssertLessThan(accepted, 20)
+        XCTAssertEqual(try status(admin, uid: 1000)["passcode-failures"], "1", "S-7: counted once")
+        XCTAssertOK(try user.request("c cancel ctx=\(ctx)"), "the evaluation still waits at its prompt")
+    }
+
     /// Item 12: a secret longer than the protocol allows is refused with the limit.
     func testOverlongSecretsAreBadArgumentNamingTheLimit() throws {
         let daemon = try startDaemon()

@@ -51,6 +51,10 @@ extension Server {
             return reply(connection, request.tag, ProtocolError(.missingArgument, "secret= is required."))
         }
         if let error = Server.passcodeLengthError(secret, key: "secret") { return reply(connection, request.tag, error) }
+        // S-48: a submission records its attempt, its verdict and the next
+        // prompt; the same wrong passcode again counts once (S-7), so only the
+        // budget bounds how often it can be sent. Refused, the prompt stays.
+        if let refusal = loggedRequestRefusal(connection, events: 3) { return reply(connection, request.tag, refusal) }
         let current = now
         guard case .success(let planned) = decide(.submitPasscode(ctx: ctx), authenticator.state, now: current) else {
             return reply(connection, request.tag, ProtocolError(.badState, "No passcode prompt is waiting."))

@@ -25,8 +25,9 @@ extension Server {
         }
         var uid = connection.peer.uid
         if let text = request.arguments.value(for: "uid") {
-            guard let parsed = UserID(text) else {
-                reply(connection, request.tag, ProtocolError(.badArgument, "uid= must be a number."))
+            guard let parsed = parseUserID(text) else {
+                reply(connection, request.tag, ProtocolError(.badArgument,
+                    "uid= must be a user id in canonical decimal (no sign, no leading zero)."))
                 return nil
             }
             uid = parsed

@@ -49,6 +49,10 @@ extension Server {
                 "A passcode needs at least \(Server.minimumPasscodeLength) characters."))
         }
         if let error = Server.passcodeLengthError(secret, key: "secret") { return reply(connection, request.tag, error) }
+        // S-48: every attempt is recorded (passcode-refused during a delay,
+        // the verdict otherwise): an unprivileged user pays from their budget,
+        // whatever the attempt held (the refusal reveals nothing of it).
+        if let refusal = loggedRequestRefusal(connection, events: 1) { return reply(connection, request.tag, refusal) }
         let ownPasscode = uid == connection.peer.uid
         if ownPasscode, passcodes.isSet(uid) {
             guard let old = request.arguments.value(for: "old-secret") else {
