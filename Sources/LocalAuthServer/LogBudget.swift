@@ -6,10 +6,15 @@
 // empty is refused with `limit-exceeded` and records nothing.
 //
 // Only the requests that an unprivileged user can repeat at will are charged:
-// `new`, `set` (one per property), `can-evaluate`, `evaluate`. What S-48
-// protects is never refused: failures (bounded by the sensor and S-46), the
-// answers that end a running evaluation (`passcode`, `fallback`, `cancel`,
-// disconnects), admin actions, daemon starts and stops.
+// `new`, `set` (one per property), `can-evaluate`, `evaluate`, the right-*
+// verbs, and passcode attempts (`passcode`: 3, its attempt, verdict and next
+// prompt; `set-passcode`: 1): during a delay each attempt is recorded as
+// passcode-refused, and the same wrong passcode again counts once (S-7), so
+// without the budget either could be sent without end. A refused `passcode`
+// leaves its prompt waiting. What S-48 protects is never refused: failures
+// (bounded by the sensor, S-46 and the charged attempts), the answers that
+// end a running evaluation (`fallback`, `cancel`, disconnects), admin
+// actions, daemon starts and stops.
 import LocalAuthCore
 import LocalAuthProtocol
 import LocalAuthSystem
