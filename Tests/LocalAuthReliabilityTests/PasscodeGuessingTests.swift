@@ -15,6 +15,15 @@ final class PasscodeGuessingTests: ReliabilityTestCase {
         return value
     }
 
+    /// `times` wrong old secrets through set-passcode, one at a time (each checked and counted).
+    private func failOldSecret(_ user: Client, times: Int, _ prefix: String,
+                               file: StaticString = #filePath, line: UInt = #line) throws {
+        for attempt in 1...times {
+            let reply = try user.request("w\(attempt) set-passcode secret=Newpass1 old-secret=\(Secrets.make("\(prefix)\(attempt)"))")
+            XCTAssertEqual(reply.errorName, "authenticationFailed", "attempt \(attempt): \(reply)", file: file, line: line)
+        }
+    }
+
     /// The answer with its tag and the seconds left taken out: what must be
     /// identical for every attempt during a delay.
     private func shape(_ response: Response) -> String {
@@ -31,10 +40,7 @@ final class PasscodeGuessingTests: ReliabilityTestCase {
         let right = Secrets.make("R1ghtGuess")
         try prepareUser(admin, uid: 0, passcode: right, enroll: false)
         let user = try daemon.connect()
-        for attempt in 1...6 {
-            let reply = try user.request("w\(attempt) set-passcode secret=Newpass1 old-secret=\(Secrets.make("Wr0ng\(attempt)"))")
-            XCTAssertEqual(reply.errorName, "authenticationFailed", "attempt \(attempt): \(reply)")
-        }
+        try failOldSecret(user, times: 6, "Wr0ng")
         XCTAssertEqual(try status(admin, uid: 0)["passcode-failures"], "6")
         let checksBefore = try stat(admin, "passcode-checks")
 
@@ -76,9 +82,7 @@ final class PasscodeGuessingTests: ReliabilityTestCase {
         let right = Secrets.make("R1ghtQueued")
         try prepareUser(admin, uid: 0, passcode: right, enroll: false)
         let user = try daemon.connect()
-        for attempt in 1...5 {
-            _ = try user.request("w\(attempt) set-passcode secret=Newpass1 old-secret=\(Secrets.make("Wr0ngQ\(attempt)"))")
-        }
+        try failOldSecret(user, times: 5, "Wr0ngQ")
         let checksBefore = try stat(admin, "passcode-checks")
         var lines = ""
         for guess in 1...5 {
@@ -109,9 +113,7 @@ final class PasscodeGuessingTests: ReliabilityTestCase {
         let right = Secrets.make("R1ghtEval")
         try prepareUser(admin, uid: 0, passcode: right, enroll: false)
         let user = try daemon.connect()
-        for attempt in 1...5 {
-            _ = try user.request("w\(attempt) set-passcode secret=Newpass1 old-secret=\(Secrets.make("Wr0ngE\(attempt)"))")
-        }
+        try failOldSecret(user, times: 5, "Wr0ngE")
         var contexts: [String] = []
         for _ in 0..<20 { contexts.append(try newContext(user)) }
         let checksBefore = try stat(admin, "passcode-checks")
@@ -198,9 +200,7 @@ final class PasscodeGuessingTests: ReliabilityTestCase {
         let right = Secrets.make("R1ghtBudget")
         try prepareUser(admin, uid: 1000, passcode: right, enroll: false)
         let user = try daemon.connect(asUID: 1000)
-        for attempt in 1...6 {
-            _ = try user.request("w\(attempt) set-passcode secret=Newpass1 old-secret=\(Secrets.make("Wr0ngB\(attempt)"))")
-        }
+        try failOldSecret(user, times: 6, "Wr0ngB")
         var lines = ""
         for guess in 1...200 {
             lines += "g\(guess) set-passcode secret=Newpass1 old-secret=\(guess == 150 ? right : Secrets.make("Gu3ssB\(guess)"))\n"
