@@ -6,6 +6,12 @@
 // LOCALAUTH_CONTEXT and LOCALAUTH_SEQ where they apply, so that
 // `journalctl MESSAGE_ID=... LOCALAUTH_UID=1000` finds them.
 //
+// The authentication trail (each evaluation's end, lockouts, backoff, admin
+// actions) goes out with SYSLOG_FACILITY=10 (authpriv), so rsyslog puts it
+// in /var/log/auth.log and journal forwarding carries it off the machine;
+// the daemon's own life (started, stopped, the log's health, plain
+// diagnostics) with SYSLOG_FACILITY=3 (daemon).
+//
 // Also home of the daemon's one test hook: with LOCALAUTHD_TEST_HANG=N
 // (1...3600) in its environment, SIGUSR2 makes the event loop sleep N
 // seconds, so a test can prove that a hung loop stops the WATCHDOG=1 pings.
@@ -37,6 +43,19 @@ enum DaemonLog {
         case anchorUnavailable = "b72e5d1c8a3f4e96b0d4c7a2e9f15b38"
         /// S-49: started on a log behind its anchor (--accept-log-rollback).
         case rollbackAccepted = "d5a8c3e1f7b24a69c0e6b3d9a1f47c25"
+        case evaluationSucceeded = "b7e2c4a9d1f34e6a8c5b0d9e3f7a1c26"
+        case evaluationFailed = "d3f8a1c6e9b24d7a8e0c5b1f6a2d9e47"
+        /// Enrollment changed, passcode set or removed, device unlocked.
+        case accountChanged = "f1a6d3c8b2e94f7a9d0c4e8b5a3f6d12"
+
+        /// syslog's facility: 10 (authpriv) for the authentication trail, 3 (daemon) for the rest.
+        var facility: Int {
+            switch self {
+            case .started, .stopped, .logRepaired, .corruptionFound, .anchorUnavailable, .rollbackAccepted: return 3
+            case .lockoutEngaged, .lockoutLifted, .passcodeBackoff, .adminReset, .evaluationSucceeded,
+                 .evaluationFailed, .accountChanged: return 10
+            }
+        }
     }
 
     static let underJournal = Journal.isConnectedToJournal
@@ -44,7 +63,8 @@ enum DaemonLog {
     static func write(_ priority: Priority, _ message: String, id: MessageID? = nil, fields: [(String, String)] = []) {
         if underJournal {
             var all: [(String, String)] = [("MESSAGE", message), ("PRIORITY", String(priority.rawValue)),
-                                           ("SYSLOG_IDENTIFIER", "localauthd")]
+                                           ("SYSLOG_IDENTIFIER", "localauthd"),
+                                           ("SYSLOG_FACILITY", String(id?.facility ?? 3))]
             if let id { all.append(("MESSAGE_ID", id.rawValue)) }
             all.append(contentsOf: fields)
             if Journal.send(fields: all) { return }

@@ -46,7 +46,8 @@ extension Server {
             writer.endLine()
             if prompt.kind == .biometric, sensorBackend.holdPrompt(uid: uid, bytes: writer.bytes, connection: connection) { return }
             send(writer.bytes, to: connection)
-        case .evaluationSucceeded(_, let ctx, _, let method):
+        case .evaluationSucceeded(let uid, let ctx, _, let method):
+            journalEvaluationEnd(uid: uid, ctx: ctx, seq: seq, method: method, failure: nil)
             if !pendingRights.isEmpty { rightEvaluationSucceeded(ctx, method: method) }
             guard let (connection, tag) = evaluationOwner(ctx) else { return }
             connection.evaluationTags[ctx] = nil
@@ -62,7 +63,8 @@ extension Server {
             }
             writer.endLine()
             send(writer.bytes, to: connection)
-        case .evaluationFailed(_, let ctx, _, let failure):
+        case .evaluationFailed(let uid, let ctx, _, let failure):
+            journalEvaluationEnd(uid: uid, ctx: ctx, seq: seq, method: nil, failure: failure)
             if !pendingRights.isEmpty { rightEvaluationFailed(ctx) }
             guard let (connection, tag) = evaluationOwner(ctx) else { return }
             connection.evaluationTags[ctx] = nil
@@ -102,11 +104,49 @@ extension Server {
             liftLockout(uid, context: ctx, seq: seq, why: "the passcode was entered")
         case .userReset(let uid, let by):
             DaemonLog.notice("Administrator \(by) reset uid \(uid).", id: .adminReset,
-                             fields: DaemonLog.fields(uid: uid, context: nil, seq: seq))
+                             fields: DaemonLog.fields(uid: uid, context: nil, seq: seq) + [("LOCALAUTH_BY", String(by))])
             liftLockout(uid, context: nil, seq: seq, why: "administrator \(by) reset the user")
+        case .enrollmentChanged(let uid, let templates, let by, _):
+            journalAccountChange("The enrollment of uid \(uid) changed: \(templates.count) template(s), by uid \(by).",
+                                 uid: uid, by: by, seq: seq, change: "enrollment")
+        case .passcodeChanged(let uid, let set, let by):
+            journalAccountChange("The passcode of uid \(uid) was \(set ? "set" : "removed") by uid \(by).",
+                                 uid: uid, by: by, seq: seq, change: set ? "passcode-set" : "passcode-removed")
+        case .deviceUnlocked(let uid, let by):
+            journalAccountChange("A device unlock of uid \(uid) was reported by uid \(by).",
+                                 uid: uid, by: by, seq: seq, change: "unlocked")
         default:
             break
         }
+    }
+
+    /// Every evaluation's end reaches the journal (the authentication trail):
+    /// the user, the context, the method or the LAError; a failure only
+    /// once it is durable (S-40). Never a secret: the reason text the app
+    /// gave is not sent either.
+    func journalEvaluationEnd(uid: UserID, ctx: ContextID, seq: UInt64, method: SuccessMethod?, failure: Failure?) {
+        var fields = DaemonLog.fields(uid: uid, context: ctx, seq: seq)
+        if let method {
+            fields += [("LOCALAUTH_RESULT", "success"), ("LOCALAUTH_METHOD", method.rawValue)]
+            journalAfterDurable {
+                DaemonLog.info("Authentication succeeded for uid \(uid) (\(method.rawValue)).",
+                               id: .evaluationSucceeded, fields: fields)
+            }
+        } else if let failure {
+            fields += [("LOCALAUTH_RESULT", failure.code.wireName), ("LOCALAUTH_CODE", String(failure.code.rawValue))]
+            if let reason = failure.reason { fields.append(("LOCALAUTH_REASON", reason)) }
+            journalAfterDurable {
+                DaemonLog.notice("Authentication failed for uid \(uid): \(failure.code.wireName) (\(failure.code.rawValue)).",
+                                 id: .evaluationFailed, fields: fields)
+            }
+        }
+    }
+
+    /// An enrollment, passcode or unlock change, with who made it.
+    func journalAccountChange(_ message: String, uid: UserID, by: UserID, seq: UInt64, change: String) {
+        let fields = DaemonLog.fields(uid: uid, context: nil, seq: seq)
+            + [("LOCALAUTH_BY", String(by)), ("LOCALAUTH_CHANGE", change)]
+        journalAfterDurable { DaemonLog.notice(message, id: .accountChanged, fields: fields) }
     }
 
     /// Journals "lockout lifted" when `uid` was locked out and no longer is.

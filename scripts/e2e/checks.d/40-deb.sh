@@ -1,0 +1,90 @@
+# The Debian package, installed the Debian way (issue 20). Runs last: it
+# replaces the copy that scripts/install put in place for the core checks
+# (same paths, not owned by any package), installs, removes, purges and
+# installs again, and leaves the packaged daemon running on a fresh state.
+deb=$(ls /e2e/deb/localauthd_*.deb 2>/dev/null | head -n1)
+if [ -z "$deb" ]; then
+  fail "deb: no package in /e2e/deb (prepare.d/40-deb.sh)"
+else
+  apt_get() { DEBIAN_FRONTEND=noninteractive timeout 300 apt-get -y -q --no-download "$@" >/e2e/apt.log 2>&1 || { cat /e2e/apt.log; return 1; }; }
+  systemctl stop localauthd.socket localauthd.service
+  systemctl disable localauthd.socket >/dev/null 2>&1
+  rm -f /usr/libexec/localauthd /usr/bin/localauthctl /usr/lib/systemd/system/localauthd.service \
+    /usr/lib/systemd/system/localauthd.socket /usr/lib/systemd/catalog/localauthd.catalog \
+    /usr/lib/sysusers.d/localauthd.conf /etc/localauthd/localauthd.conf
+  rm -rf /usr/share/doc/localauthd
+  systemctl daemon-reload
+  before=$(ls /var/lib/localauthd/log | wc -l)
+  # Whatever backends earlier checks configured, these checks use the
+  # builtin passcodes and the simulated sensor (the file stays: the daemon
+  # left running at the end uses them too).
+  printf '[Biometry]\nBackend=simulated\n[Passcode]\nBackend=builtin\n' > /etc/localauthd/localauthd.conf.d/99-deb-e2e.conf
+
+  check "deb: apt-get install ./$(basename "$deb") (offline)" apt_get install "$deb"
+  check "deb: the package is installed" bash -c 'dpkg-query -W -f="\${Status}" localauthd | grep -q "install ok installed"'
+  check "deb: the socket is listening after install" test "$(systemctl is-active localauthd.socket)" = active
+  check "deb: the service is not started by the install" test "$(systemctl is-active localauthd.service)" = inactive
+  check "deb: the service has no WantedBy= (socket-activated)" test -z "$(systemctl show -p WantedBy --value localauthd.service)"
+  check "deb: the unit documents man:localauthd(8)" bash -c 'systemctl show -p Documentation --value localauthd.service | grep -q "man:localauthd(8)"'
+  out=$(nobody localauthctl status -o json 2>&1)
+  check "deb: the first 'localauthctl status' as a user is answered ($out)" grep -q "\"uid\":65534" <<<"$out"
+  check "deb: that first status started the service" until_ok active
+  check "deb: started by localauthd.socket" test "$(prop TriggeredBy)" = localauthd.socket
+  check "deb: runs as the localauthd user" test "$(stat -c %U /proc/$(prop MainPID))" = localauthd
+  check "deb: localauthctl --version names the package's version" \
+    test "$(localauthctl --version | awk '{print $2}')" = "$(dpkg-query -W -f='${Version}' localauthd)"
+  check "deb: man localauthctl renders" bash -c 'MANPAGER=cat MANWIDTH=80 man localauthctl 2>/dev/null | grep -q "EXIT STATUS"'
+  for page in localauthd.8 localauthd.conf.5; do
+    check "deb: man page $page is installed" bash -c "man -w ${page%.*} >/dev/null 2>&1"
+  done
+  check "deb: the specs are in /usr/share/doc/localauthd/spec" test -f /usr/share/doc/localauthd/spec/PROTOCOL.md.gz
+  completion=$(bash -c 'source /usr/share/bash-completion/bash_completion
+    _completion_loader localauthctl
+    COMP_WORDS=(localauthctl st); COMP_CWORD=1; COMP_LINE="localauthctl st"; COMP_POINT=15
+    _localauthctl localauthctl st localauthctl; echo "${COMPREPLY[*]}"' 2>&1)
+  check "deb: bash completion completes a verb (st -> $completion)" test "$completion" = status
+  check "deb: localauthd --test-config passes on the installed configuration" T /usr/libexec/localauthd --test-config
+
+  # An evaluation's end reaches the journal as authpriv (SYSLOG_FACILITY=10).
+  printf '2468\n' | nobody localauthctl passcode set --secret-stdin >/dev/null 2>&1
+  out=$(printf '2468\n' | nobody localauthctl evaluate --policy owner --secret-stdin 2>&1)
+  check "deb: a user authenticates with --secret-stdin ($out)" test "$out" = "Authenticated (passcode)"
+  out=$(printf '\n' | nobody localauthctl evaluate --policy owner --secret-stdin 2>&1)
+  check "deb: an empty answer cancels (exit 1)" grep -q userCancel <<<"$out"
+  journal_has() {  # MESSAGE_ID FIELD=VALUE...
+    journalctl --sync 2>/dev/null
+    local entries; entries=$(journalctl -t localauthd -o json --no-pager MESSAGE_ID="$1" LOCALAUTH_UID=65534)
+    shift
+    local field; for field in "$@"; do entries=$(grep -F "\"${field%%=*}\":\"${field#*=}\"" <<<"$entries"); done
+    [ -n "$entries" ]
+  }
+  check "deb: the success is in journalctl -t localauthd, SYSLOG_FACILITY=10, method passcode" \
+    until_ok journal_has b7e2c4a9d1f34e6a8c5b0d9e3f7a1c26 SYSLOG_FACILITY=10 LOCALAUTH_RESULT=success LOCALAUTH_METHOD=passcode
+  check "deb: the failure is there too, with its LAError" \
+    until_ok journal_has d3f8a1c6e9b24d7a8e0c5b1f6a2d9e47 SYSLOG_FACILITY=10 LOCALAUTH_RESULT=userCancel
+  check "deb: the passcode change is there, with who made it" \
+    until_ok journal_has f1a6d3c8b2e94f7a9d0c4e8b5a3f6d12 SYSLOG_FACILITY=10 LOCALAUTH_BY=65534 LOCALAUTH_CHANGE=passcode-set
+  check "deb: no secret in the journal" bash -c '! journalctl -t localauthd --no-pager -o verbose | grep -q 2468'
+  check "deb: journalctl -x explains the entry (catalog installed)" \
+    bash -c 'journalctl -x -t localauthd --no-pager MESSAGE_ID=d3f8a1c6e9b24d7a8e0c5b1f6a2d9e47 | grep -q "Many failures for one user"'
+
+  # remove keeps the state; purge removes it.
+  check "deb: apt-get remove" apt_get remove localauthd
+  check "deb: remove stopped the socket" bash -c '[ "$(systemctl is-active localauthd.socket)" != active ]'
+  check "deb: remove kept the state directory and its log" test "$(ls /var/lib/localauthd/log 2>/dev/null | wc -l)" -ge "$before"
+  check "deb: remove kept the configuration (a conffile)" test -f /etc/localauthd/localauthd.conf
+  check "deb: apt-get purge" apt_get purge localauthd
+  check "deb: purge removed the state directory" test ! -e /var/lib/localauthd
+  check "deb: purge removed the configuration" test ! -e /etc/localauthd/localauthd.conf
+  check "deb: purge removed the sealed secrets key and its drop-in" \
+    bash -c '[ ! -e /etc/credstore.encrypted/localauthd.key ] && [ ! -e /etc/systemd/system/localauthd.service.d/50-credential.conf ]'
+
+  # Installed again, and left running and healthy for whatever comes next.
+  check "deb: apt-get install again" apt_get install "$deb"
+  check "deb: serving again from a fresh state" test "$(T localauthctl call ping)" = "c1 OK"
+  check "deb: the fresh log verifies" T localauthctl verify
+  if command -v systemd-creds >/dev/null; then
+    check "deb: the install sealed a secrets key (systemd-creds) and the unit loads it" \
+      bash -c '[ -s /etc/credstore.encrypted/localauthd.key ] && systemctl cat localauthd.service | grep -q "^LoadCredentialEncrypted=localauthd.key:"'
+  fi
+fi

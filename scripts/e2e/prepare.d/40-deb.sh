@@ -1,0 +1,14 @@
+# Host side of the Debian package check (checks.d/40-deb.sh): puts
+# localauthd_*.deb into the container's /e2e/deb/. scripts/test builds the
+# package (and runs lintian) before the e2e run; a package older than the
+# release binaries is built again from them (scripts/build-deb --bin-dir).
+set -euo pipefail
+deb=$(ls "$root"/build/deb/localauthd_*.deb 2>/dev/null | head -n1 || true)
+if [ -z "$deb" ] || [ "$bindir/localauthctl" -nt "$deb" ] || [ "$bindir/localauthd" -nt "$deb" ]; then
+  echo "40-deb: building the package from $bindir" >&2
+  bash "$root/scripts/build-deb" --bin-dir "$bindir"
+  deb=$(ls "$root"/build/deb/localauthd_*.deb | head -n1)
+fi
+mkdir -p "$run/e2e/deb"
+cp "$deb" "$run/e2e/deb/"
+echo "40-deb: $(basename "$deb") copied into the container" >&2
