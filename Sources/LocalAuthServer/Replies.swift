@@ -106,7 +106,11 @@ extension Server {
             DaemonLog.notice("Administrator \(by) reset uid \(uid).", id: .adminReset,
                              fields: DaemonLog.fields(uid: uid, context: nil, seq: seq) + [("LOCALAUTH_BY", String(by))])
             liftLockout(uid, context: nil, seq: seq, why: "administrator \(by) reset the user")
-        case .enrollmentChanged(let uid, let templates, let by, _):
+        case .contextCreated(_, let ctx, _, let origin) where origin.isOnBehalf:
+            onBehalfOrigins[ctx] = origin
+        case .contextInvalidated(_, let ctx, _):
+            onBehalfOrigins[ctx] = nil
+        case .enrollmentChanged(let uid, let templates, let by, _, _):
             journalAccountChange("The enrollment of uid \(uid) changed: \(templates.count) template(s), by uid \(by).",
                                  uid: uid, by: by, seq: seq, change: "enrollment")
         case .passcodeChanged(let uid, let set, let by):
@@ -126,17 +130,24 @@ extension Server {
     /// gave is not sent either.
     func journalEvaluationEnd(uid: UserID, ctx: ContextID, seq: UInt64, method: SuccessMethod?, failure: Failure?) {
         var fields = DaemonLog.fields(uid: uid, context: ctx, seq: seq)
+        if let origin = onBehalfOrigins[ctx] {
+            if let caller = origin.caller { fields.append(("LOCALAUTH_CALLER", String(caller))) }
+            if let service = origin.service { fields.append(("LOCALAUTH_SERVICE", service)) }
+            if let tty = origin.tty { fields.append(("LOCALAUTH_TTY", tty)) }
+            if let rhost = origin.rhost { fields.append(("LOCALAUTH_RHOST", rhost)) }
+        }
+        let via = onBehalfOrigins[ctx]?.service.map { " via \($0)" } ?? ""
         if let method {
             fields += [("LOCALAUTH_RESULT", "success"), ("LOCALAUTH_METHOD", method.rawValue)]
             journalAfterDurable {
-                DaemonLog.info("Authentication succeeded for uid \(uid) (\(method.rawValue)).",
+                DaemonLog.info("Authentication succeeded for uid \(uid)\(via) (\(method.rawValue)).",
                                id: .evaluationSucceeded, fields: fields)
             }
         } else if let failure {
             fields += [("LOCALAUTH_RESULT", failure.code.wireName), ("LOCALAUTH_CODE", String(failure.code.rawValue))]
             if let reason = failure.reason { fields.append(("LOCALAUTH_REASON", reason)) }
             journalAfterDurable {
-                DaemonLog.notice("Authentication failed for uid \(uid): \(failure.code.wireName) (\(failure.code.rawValue)).",
+                DaemonLog.notice("Authentication failed for uid \(uid)\(via): \(failure.code.wireName) (\(failure.code.rawValue)).",
                                  id: .evaluationFailed, fields: fields)
             }
         }

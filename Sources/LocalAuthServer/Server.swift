@@ -71,6 +71,9 @@ final class Server {
     /// Users locked out (biometry or admin lock), for STATUS= and the
     /// lockout-lifted journal entry.
     var lockedOut: Set<UserID> = []
+    /// The PAM service, tty and remote host of open on-behalf contexts (S-42),
+    /// for the journal entry at each evaluation's end (Replies.swift).
+    var onBehalfOrigins: [ContextID: ContextOrigin] = [:]
     /// The STATUS= last sent, and when (monotonic ns).
     var lastStatus = ""
     var lastStatusAt: UInt64 = 0
