@@ -87,4 +87,27 @@ else
     check "deb: the install sealed a secrets key (systemd-creds) and the unit loads it" \
       bash -c '[ -s /etc/credstore.encrypted/localauthd.key ] && systemctl cat localauthd.service | grep -q "^LoadCredentialEncrypted=localauthd.key:"'
   fi
+
+  # libpam-localauth, when the tree had the module.
+  pam=$(ls /e2e/deb/libpam-localauth_*.deb 2>/dev/null | head -n1)
+  if [ -n "$pam" ]; then
+    rm -f /lib/*/security/pam_localauth.so /usr/share/pam-configs/localauthd   # scripts/install's copies
+    check "pam: apt-get install ./$(basename "$pam")" apt_get install "$pam"
+    check "pam: the module is installed" bash -c 'ls /lib/*/security/pam_localauth.so >/dev/null'
+    check "pam: man pam_localauth renders" bash -c 'MANPAGER=cat man pam_localauth 2>/dev/null | grep -q PAM_AUTHINFO_UNAVAIL'
+    check "pam: the profile is not enabled by the install (Default: no)" bash -c '! grep -q pam_localauth /etc/pam.d/common-auth'
+    check "pam: pam-auth-update --enable localauthd adds it to common-auth" \
+      bash -c 'DEBIAN_FRONTEND=noninteractive pam-auth-update --enable localauthd && grep -q pam_localauth /etc/pam.d/common-auth'
+    printf 'auth required pam_localauth.so\naccount required pam_permit.so\n' > /etc/pam.d/localauth-e2e
+    printf '1357\n' | nobody localauthctl passcode set --secret-stdin >/dev/null 2>&1
+    out=$(printf '1357\n' | T pamtester -v localauth-e2e nobody authenticate 2>&1)
+    check "pam: pamtester authenticates nobody through the packaged module" grep -q "successfully authenticated" <<<"$out"
+    check "pam: the journal names the PAM service of that authentication" \
+      until_ok journal_has b7e2c4a9d1f34e6a8c5b0d9e3f7a1c26 SYSLOG_FACILITY=10 LOCALAUTH_SERVICE=localauth-e2e LOCALAUTH_CALLER=0
+    check "pam: apt-get remove libpam-localauth" apt_get remove libpam-localauth
+    check "pam: removing it took it out of common-auth" bash -c '! grep -q pam_localauth /etc/pam.d/common-auth'
+    rm -f /etc/pam.d/localauth-e2e
+  else
+    info "pam: no libpam-localauth package (the tree has no Sources/pam_localauth)"
+  fi
 fi

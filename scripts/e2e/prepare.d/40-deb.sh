@@ -1,5 +1,5 @@
 # Host side of the Debian package check (checks.d/40-deb.sh): puts
-# localauthd_*.deb into the container's /e2e/deb/. scripts/test builds the
+# localauthd_*.deb (and libpam-localauth_*.deb) into the container's /e2e/deb/. scripts/test builds the
 # package (and runs lintian) before the e2e run; a package older than the
 # release binaries is built again from them (scripts/build-deb --bin-dir).
 set -euo pipefail
@@ -10,5 +10,5 @@ if [ -z "$deb" ] || [ "$bindir/localauthctl" -nt "$deb" ] || [ "$bindir/localaut
   deb=$(ls "$root"/build/deb/localauthd_*.deb | head -n1)
 fi
 mkdir -p "$run/e2e/deb"
-cp "$deb" "$run/e2e/deb/"
-echo "40-deb: $(basename "$deb") copied into the container" >&2
+cp "$root"/build/deb/*.deb "$run/e2e/deb/"
+echo "40-deb: $(cd "$run/e2e/deb" && echo *.deb) copied into the container" >&2
