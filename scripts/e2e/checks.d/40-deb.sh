@@ -71,6 +71,7 @@ else
   # remove keeps the state; purge removes it.
   check "deb: apt-get remove" apt_get remove localauthd
   check "deb: remove stopped the socket" bash -c '[ "$(systemctl is-active localauthd.socket)" != active ]'
+  check "deb: remove stopped the daemon" bash -c '[ "$(systemctl is-active localauthd.service)" != active ]'
   check "deb: remove kept the state directory and its log" test "$(ls /var/lib/localauthd/log 2>/dev/null | wc -l)" -ge "$before"
   check "deb: remove kept the configuration (a conffile)" test -f /etc/localauthd/localauthd.conf
   check "deb: apt-get purge" apt_get purge localauthd
