@@ -51,7 +51,7 @@ enum DaemonLog {
         /// syslog's facility: 10 (authpriv) for the authentication trail, 3 (daemon) for the rest.
         var facility: Int {
             switch self {
-            case .started, .stopped, .logRepaired, .corruptionFound, .anchorUnavailable, .rollbackAccepted: return 3
+            case .started, .stopped, .logRepaired, .corruptionFound, .logHead, .anchorUnavailable, .rollbackAccepted: return 3
             case .lockoutEngaged, .lockoutLifted, .passcodeBackoff, .adminReset, .evaluationSucceeded,
                  .evaluationFailed, .accountChanged: return 10
             }
