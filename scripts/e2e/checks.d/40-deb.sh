@@ -1,4 +1,6 @@
-# The Debian package, installed the Debian way (issue 20). Runs last: it
+# The Debian package, installed the Debian way (issue 20), offline (a local
+# .deb whose dependencies the root already has; not --no-download, which
+# keeps apt from copying the local file into its archive). Runs last: it
 # replaces the copy that scripts/install put in place for the core checks
 # (same paths, not owned by any package), installs, removes, purges and
 # installs again, and leaves the packaged daemon running on a fresh state.
@@ -6,7 +8,7 @@ deb=$(ls /e2e/deb/localauthd_*.deb 2>/dev/null | head -n1)
 if [ -z "$deb" ]; then
   fail "deb: no package in /e2e/deb (prepare.d/40-deb.sh)"
 else
-  apt_get() { DEBIAN_FRONTEND=noninteractive timeout 300 apt-get -y -q --no-download "$@" >/e2e/apt.log 2>&1 || { cat /e2e/apt.log; return 1; }; }
+  apt_get() { DEBIAN_FRONTEND=noninteractive timeout 300 apt-get -y -q "$@" >/e2e/apt.log 2>&1 || { cat /e2e/apt.log; return 1; }; }
   systemctl stop localauthd.socket localauthd.service
   systemctl disable localauthd.socket >/dev/null 2>&1
   rm -f /usr/libexec/localauthd /usr/bin/localauthctl /usr/lib/systemd/system/localauthd.service \
@@ -108,6 +110,8 @@ else
     check "pam: apt-get remove libpam-localauth" apt_get remove libpam-localauth
     check "pam: removing it took it out of common-auth" bash -c '! grep -q pam_localauth /etc/pam.d/common-auth'
     rm -f /etc/pam.d/localauth-e2e
+    # Installed again: earlier checks' /etc/pam.d/sudo names the module.
+    check "pam: apt-get install it again" apt_get install "$pam"
   else
     info "pam: no libpam-localauth package (the tree has no Sources/pam_localauth)"
   fi
