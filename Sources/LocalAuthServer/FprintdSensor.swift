@@ -245,6 +245,8 @@ final class FprintdSensor: SensorBackend {
             guard let name, let device else { return refreshDone(uid) }
             let sent = call(device, FprintdReplies.deviceInterface, "ListEnrolledFingers", [.string(name)]) { [unowned self] reply in
                 if let fingers = FprintdReplies.enrolledFingers(reply) {
+                    DaemonLog.info("fprintd: \(name) (uid \(uid)) has \(fingers.isEmpty ? "no fingers" : fingers.joined(separator: ", ")) enrolled"
+                                   + (reply.error.map { " (\($0.name): \($0.message))" } ?? ""))
                     server.fprintdListed(uid: uid, fingers: fingers)
                 } else if let error = reply.error, error.name.hasPrefix("org.freedesktop.DBus.Error.")
                             || error.name == "net.reactivated.Fprint.Error.NoSuchDevice" {
@@ -253,6 +255,8 @@ final class FprintdSensor: SensorBackend {
                     // activatable fprintd).
                     readerGone(problem: FprintdReplies.problem(error))
                     discover()
+                } else if let error = reply.error {
+                    DaemonLog.error("fprintd: ListEnrolledFingers for uid \(uid) failed: \(error.name) \(error.message)")
                 }
                 refreshDone(uid)
             }

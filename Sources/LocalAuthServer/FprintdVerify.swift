@@ -158,17 +158,16 @@ extension FprintdSensor {
     }
 
     private func deliver(_ reading: SensorReading, to uid: UserID, done: Bool) {
-        let scan = ActiveScan(uid: uid, phase: .between)
         server.fprintdReading(uid: uid, reading)
         // The prompt still waits (a no-match with attempts left): a new
         // verification for the next attempt. A retry (done=false) keeps
         // the running one (S-43).
-        if done, var again = active, again.uid == scan.uid, again.phase == .between, let device = self.device {
+        if done, var again = active, again.uid == uid, again.phase == .between, let device = self.device {
             again.phase = .starting
             active = again
             _ = call(device, FprintdReplies.deviceInterface, "VerifyStop") { [unowned self] _ in
-                guard let now = active, now.uid == scan.uid, now.phase == .starting else { return }
-                verifyStart(scan.uid)
+                guard let now = active, now.uid == uid, now.phase == .starting else { return }
+                verifyStart(uid)
             }
         }
     }

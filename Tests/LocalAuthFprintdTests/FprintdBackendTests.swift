@@ -234,7 +234,7 @@ final class FprintdBackendTests: XCTestCase {
         XCTAssertOK(try nobody.next(tag: "e2"))
     }
 
-    func test_S43_cancelInvalidateDisconnectAndTimeoutEachReleaseTheDevice() throws {
+    func test_S43_cancelInvalidateDisconnectTimeoutAndShutdownEachReleaseTheDevice() throws {
         let (stack, daemon, client, _) = try ready(promptTimeout: 2)
         let ends: [(String, (Client, String) throws -> Void)] = [
             ("cancel", { client, ctx in XCTAssertOK(try client.request("x cancel ctx=\(ctx)")) }),
@@ -251,5 +251,13 @@ final class FprintdBackendTests: XCTestCase {
             try end(owner, ctx)
             try until("\(name) releases the reader") { stack.claimSucceeds("root") }
         }
+        // Shutdown (S-32) too: the prompt gets its final answer and the reader is free.
+        let owner = try daemon.connect()
+        let ctx = try newContext(owner)
+        XCTAssertEqual(try evaluate(owner, ctx, tag: "e").status, .prompt)
+        XCTAssertFalse(stack.claimSucceeds("root"), "shutdown: the daemon holds the reader while it prompts")
+        XCTAssertEqual(daemon.stop(), 0)
+        XCTAssertLAError(try owner.next(tag: "e"), -4, "systemCancel")
+        try until("shutdown releases the reader") { stack.claimSucceeds("root") }
     }
 }
