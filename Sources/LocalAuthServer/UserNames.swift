@@ -1,21 +1,35 @@
 // The passwd name of a uid, which fprintd wants (Claim, ListEnrolledFingers).
 // getpwuid_r may ask NSS (LDAP, sssd) and take seconds, so it runs on a
-// Dispatch queue, never on the event loop; the answer comes back through an
-// eventfd (Server.Token.sensorNames) and is cached for the daemon's life
+// thread of its own, never on the event loop; the answer comes back through
+// an eventfd (Server.Token.sensorNames) and is cached for the daemon's life
 // (a uid's name changing under a running daemon is not supported).
-import Dispatch
+//
+// A plain pthread, not a Dispatch queue: under the unit's system call
+// filter (~@resources) libdispatch cannot set its workers' priority, and in
+// the e2e run a lookup queued on it waited ~30 s for a worker thread.
+import Glibc
 import LocalAuthCore
 import LocalAuthSystem
 import Synchronization
 
 final class UserNames {
+    /// Posted by the thread when answers wait for the loop.
     let wake: EventFD
-    private let queue = DispatchQueue(label: "localauthd.usernames")
-    private let inbox = Inbox()
+    private let shared: Shared
     private var cache: [UserID: String] = [:]
     private var waiting: [UserID: [(String?) -> Void]] = [:]
 
-    init() throws { wake = try EventFD() }
+    init() throws {
+        wake = try EventFD()
+        shared = Shared(wake: wake, requestsReady: try EventFD())
+        var handle = pthread_t()
+        let started = pthread_create(&handle, nil, { argument in
+            Unmanaged<Shared>.fromOpaque(argument!).takeRetainedValue().run()
+            return nil
+        }, Unmanaged.passRetained(shared).toOpaque())
+        guard started == 0 else { throw SystemError(call: "pthread_create", errno: started) }
+        pthread_detach(handle)
+    }
 
     /// Calls `done` on the loop with the name (nil: no such user), at once
     /// when cached, else after the lookup.
@@ -26,19 +40,16 @@ final class UserNames {
             return
         }
         waiting[uid] = [done]
-        queue.async { [inbox, wake] in
-            let name = (try? Accounts.user(uid: uid))??.name
-            inbox.answers.withLock { $0.append((uid, name)) }
-            try? wake.post()
-        }
+        shared.requests.withLock { $0.append(uid) }
+        try? shared.requestsReady.post()
     }
 
     /// On the loop, when `wake` is readable: runs the waiting callbacks.
     func deliver() {
         _ = try? wake.drain()
-        let answers = inbox.answers.withLock { inbox in
-            defer { inbox.removeAll() }
-            return inbox
+        let answers = shared.answers.withLock { answers in
+            defer { answers.removeAll() }
+            return answers
         }
         for (uid, name) in answers {
             if let name { cache[uid] = name }
@@ -47,7 +58,32 @@ final class UserNames {
     }
 }
 
-/// The lookups' answers, handed from the queue to the loop.
-private final class Inbox: Sendable {
+/// What the loop and the lookup thread share.
+private final class Shared: Sendable {
+    let wake: EventFD
+    let requestsReady: EventFD
+    let requests = Mutex<[UserID]>([])
     let answers = Mutex<[(UserID, String?)]>([])
+
+    init(wake: EventFD, requestsReady: EventFD) {
+        self.wake = wake
+        self.requestsReady = requestsReady
+    }
+
+    /// The thread: waits for requests, looks each up, posts the answers.
+    func run() {
+        var descriptor = pollfd(fd: requestsReady.fileDescriptor.rawValue, events: Int16(POLLIN), revents: 0)
+        while true {
+            _ = poll(&descriptor, 1, -1)
+            _ = try? requestsReady.drain()
+            let batch = requests.withLock { requests in
+                defer { requests.removeAll() }
+                return requests
+            }
+            guard !batch.isEmpty else { continue }
+            let found = batch.map { uid in (uid, (try? Accounts.user(uid: uid))??.name) }
+            answers.withLock { $0.append(contentsOf: found) }
+            try? wake.post()
+        }
+    }
 }
