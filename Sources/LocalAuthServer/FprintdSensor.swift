@@ -8,7 +8,7 @@
 // Nothing here blocks: the bus socket is one more fd of the loop's epoll
 // set (Server.Token.sensorBus), every call is asynchronous with a timeout,
 // a timeout counts as "reader not available", and passwd lookups run on a
-// Dispatch queue (UserNames).
+// thread of their own (UserNames).
 import LocalAuthCore
 import LocalAuthSystem
 
