@@ -4,9 +4,8 @@
 // an eventfd (Server.Token.sensorNames) and is cached for the daemon's life
 // (a uid's name changing under a running daemon is not supported).
 //
-// A plain pthread, not a Dispatch queue: under the unit's system call
-// filter (~@resources) libdispatch cannot set its workers' priority, and in
-// the e2e run a lookup queued on it waited ~30 s for a worker thread.
+// A plain pthread, not a Dispatch queue: a lookup blocks in NSS for as long
+// as NSS takes without holding one of libdispatch's few workers.
 import Glibc
 import LocalAuthCore
 import LocalAuthSystem
