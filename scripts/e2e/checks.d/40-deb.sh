@@ -48,8 +48,8 @@ else
   check "deb: localauthd --test-config passes on the installed configuration" T /usr/libexec/localauthd --test-config
 
   # An evaluation's end reaches the journal as authpriv (SYSLOG_FACILITY=10).
-  printf '2468\n' | nobody localauthctl passcode set --secret-stdin >/dev/null 2>&1
-  out=$(printf '2468\n' | nobody localauthctl evaluate --policy owner --secret-stdin 2>&1)
+  printf 'Deb-Passc0de-2468\n' | nobody localauthctl passcode set --secret-stdin >/dev/null 2>&1
+  out=$(printf 'Deb-Passc0de-2468\n' | nobody localauthctl evaluate --policy owner --secret-stdin 2>&1)
   check "deb: a user authenticates with --secret-stdin ($out)" test "$out" = "Authenticated (passcode)"
   out=$(printf '\n' | nobody localauthctl evaluate --policy owner --secret-stdin 2>&1)
   check "deb: an empty answer cancels (exit 1)" grep -q userCancel <<<"$out"
@@ -66,7 +66,7 @@ else
     until_ok journal_has d3f8a1c6e9b24d7a8e0c5b1f6a2d9e47 SYSLOG_FACILITY=10 LOCALAUTH_RESULT=userCancel
   check "deb: the passcode change is there, with who made it" \
     until_ok journal_has f1a6d3c8b2e94f7a9d0c4e8b5a3f6d12 SYSLOG_FACILITY=10 LOCALAUTH_BY=65534 LOCALAUTH_CHANGE=passcode-set
-  check "deb: no secret in the journal" bash -c '! journalctl -t localauthd --no-pager -o verbose | grep -q 2468'
+  check "deb: no secret in the journal" bash -c '! journalctl -t localauthd --no-pager -o verbose | grep -q Deb-Passc0de-2468'
   check "deb: journalctl -x explains the entry (catalog installed)" \
     bash -c 'journalctl -x -t localauthd --no-pager MESSAGE_ID=d3f8a1c6e9b24d7a8e0c5b1f6a2d9e47 | grep -q "Many failures for one user"'
 
