@@ -274,12 +274,14 @@ final class FprintdSensor: SensorBackend {
         [("backend", name), ("reader", readerName ?? ""), ("reader-present", String(problem == nil))]
     }
 
-    /// Clean stop (S-32): the claim is released; the Release is written
-    /// without waiting for its answer.
+    /// Clean stop (S-32): the claim is released, and its answer waited for
+    /// (at most 1 s): closing the bus with VerifyStop and Release still
+    /// unsent left fprintd's device claimed now and then (CI, 1 December).
     func shutdown() {
         if let active { finish(active, release: true) }
         self.active = nil
-        if let bus { try? bus.process() }
+        queue.removeAll()  // Release's answer must not start another user's scan
+        bus?.drain(timeoutMicros: 1_000_000) { !releasing }
         bus?.close()
     }
 }

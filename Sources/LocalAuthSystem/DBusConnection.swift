@@ -101,6 +101,24 @@ public final class DBusConnection {
         }
     }
 
+    /// At shutdown only (it blocks): processes the bus until `done()` holds
+    /// or `timeoutMicros` pass, so that calls written last (Release) are
+    /// sent and answered before the connection closes.
+    public func drain(timeoutMicros: UInt64, until done: () -> Bool) {
+        guard let bus else { return }
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let deadline = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000 + timeoutMicros
+        while !done(), self.bus != nil {
+            _ = sd_bus_flush(bus)
+            if (try? process()) == nil { return }
+            clock_gettime(CLOCK_MONOTONIC, &now)
+            let current = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
+            guard current < deadline, !done() else { return }
+            _ = sd_bus_wait(bus, min(deadline - current, 50_000))
+        }
+    }
+
     /// Sends a method call; `reply` runs once inside a later `process()`
     /// with the reply or an error (a timeout is the error
     /// org.freedesktop.DBus.Error.Timeout / NoReply), unless the connection
