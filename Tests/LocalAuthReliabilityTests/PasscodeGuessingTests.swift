@@ -189,10 +189,11 @@ final class PasscodeGuessingTests: ReliabilityTestCase {
         XCTAssertLessThanOrEqual(flooderJobsBetween, 2, "the victim's job waited behind \(flooderJobsBetween) of the flooder's")
     }
 
-    /// Red-team finding F1: during a delay every refused attempt is recorded
-    /// (passcode-refused), so an unprivileged user pays for it from the S-48
-    /// budget; once it is spent they get limit-exceeded and nothing is
-    /// recorded, whatever the guess (the refusal shape stays one).
+    /// Finding F-9 (docs/RELIABILITY.md; the red team's): during a delay
+    /// every refused attempt is recorded (passcode-refused), so an
+    /// unprivileged user pays for it from the S-48 budget; once it is spent
+    /// they get limit-exceeded and nothing is recorded, whatever the guess
+    /// (the refusal shape stays one).
     func testRefusedAttemptsDuringADelayAreChargedToTheUsersBudget() throws {
         let daemon = try startDaemon(configuration: configuration(
             passcode: ["DelayAfterFailures=6", "BackoffSec=900"], log: ["UserEventRate=1", "UserEventBurst=30"]))
@@ -216,8 +217,9 @@ final class PasscodeGuessingTests: ReliabilityTestCase {
         XCTAssertFalse(log.events.contains { $0.body.kind == .passcodeAccepted })
     }
 
-    /// Red-team finding F2: the same wrong passcode again and again counts
-    /// once (S-7), so no delay stops it; the budget does, at the prompt.
+    /// Finding F-10 (docs/RELIABILITY.md; the red team's): the same wrong
+    /// passcode again and again counts once (S-7), so no delay stops it; the
+    /// budget does, at the prompt.
     func testTheSameWrongPasscodeOverAndOverIsBoundedByTheBudget() throws {
         let daemon = try startDaemon(configuration: configuration(log: ["UserEventRate=1", "UserEventBurst=30"]))
         let admin = try daemon.connect()
