@@ -1,7 +1,8 @@
 // Seals of finished segments (FORMAT.md "Seals"): a 96-byte sidecar
 // `<segment>.seg.seal` with the segment's seq range, byte length, whole-file
 // CRC32C and the chain head after it, so that the daemon's open checks a
-// sealed segment with one CRC pass instead of decoding and hashing it.
+// sealed segment with one SHA-256 pass over its records, against that head,
+// instead of decoding it record by record.
 
 import Glibc
 import LocalAuthSystem

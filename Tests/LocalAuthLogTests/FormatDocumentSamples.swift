@@ -1,0 +1,131 @@
+// One event of every kind, and what FORMAT.md's tables must decode from its
+// payload: field names as the page spells them, values as its encodings
+// yield them. Values differ from field to field (and optionals are present
+// in some kinds and absent in others), so a swapped order or a wrong width
+// cannot decode to the same list.
+
+import LocalAuthCore
+
+enum FormatDocumentSamples {
+    static let uid: UserID = 1001
+    static let ctx = ContextID(high: 0x0123_4567_89ab_cdef, low: 0xfedc_ba98_7654_3210)
+    static let eval: EvaluationID = 7
+    static let admin: UserID = 77
+
+    private static func u<T: BinaryInteger>(_ value: T) -> DocumentedValue { .unsigned(UInt64(value)) }
+    private static func s<T: BinaryInteger>(_ value: T) -> DocumentedValue { .signed(Int64(value)) }
+    private static func t(_ value: String) -> DocumentedValue { .text(value) }
+    private static let c = DocumentedValue.context("0123456789abcdeffedcba9876543210")
+    private static let who = [NamedValue("uid", u(uid)), NamedValue("ctx", c)]
+    private static let inEvaluation = who + [NamedValue("eval", u(eval))]
+
+    /// Exhaustive over EventKind: a new kind does not compile without its sample.
+    static func sample(_ kind: EventKind) -> (body: EventBody, fields: [NamedValue]) {
+        switch kind {
+        case .daemonStarted:
+            return (.daemonStarted(version: "1.2.3", bootID: "b00t", pid: 4242),
+                    [NamedValue("version", t("1.2.3")), NamedValue("boot_id", t("b00t")), NamedValue("pid", s(4242))])
+        case .daemonStopped:
+            return (.daemonStopped, [])
+        case .contextCreated:
+            let origin = ContextOrigin(caller: 0, service: "sudo", tty: "/dev/pts/2", rhost: nil, passcodePrompts: false)
+            return (.contextCreated(uid: uid, ctx: ctx, pid: 4242, origin: origin),
+                    who + [NamedValue("pid", s(4242)), NamedValue("caller", u(0)), NamedValue("service", t("sudo")),
+                           NamedValue("tty", t("/dev/pts/2")), NamedValue("rhost", .absent), NamedValue("passcode_prompts", .bool(false))])
+        case .contextPropertySet:
+            return (.contextPropertySet(uid: uid, ctx: ctx, property: .fallbackTitle("Use PIN")),
+                    who + [NamedValue("name", t("fallback-title")), NamedValue("value", t("Use PIN"))])
+        case .contextInvalidated:
+            return (.contextInvalidated(uid: uid, ctx: ctx, reason: .disconnect), who + [NamedValue("reason", t("disconnect"))])
+        case .policyChecked:
+            return (.policyChecked(uid: uid, ctx: ctx, policy: .owner, biometry: .touchID, result: .biometryLockout, reason: "locked"),
+                    who + [NamedValue("policy", s(2)), NamedValue("biometry", s(1)), NamedValue("result", s(-8)),
+                           NamedValue("reason", t("locked"))])
+        case .evaluationStarted:
+            return (.evaluationStarted(uid: uid, ctx: ctx, eval: eval, policy: .biometrics, reason: "unlock your notes"),
+                    inEvaluation + [NamedValue("policy", s(1)), NamedValue("reason", t("unlock your notes"))])
+        case .promptShown:
+            let prompt = Prompt(kind: .biometric, attempt: 2, fallbackOffered: true, attemptsLeft: 3, message: "Try again.")
+            return (.promptShown(uid: uid, ctx: ctx, eval: eval, prompt: prompt),
+                    inEvaluation + [NamedValue("kind", t("biometric")), NamedValue("attempt", s(2)), NamedValue("fallback", .bool(true)),
+                                    NamedValue("attempts_left", s(3)), NamedValue("message", t("Try again."))])
+        case .biometricMatched:
+            return (.biometricMatched(uid: uid, ctx: ctx, eval: eval), inEvaluation)
+        case .biometricFailed:
+            return (.biometricFailed(uid: uid, ctx: ctx, eval: eval), inEvaluation)
+        case .biometricRetry:
+            return (.biometricRetry(uid: uid, ctx: ctx, eval: eval, message: "Swipe too short."),
+                    inEvaluation + [NamedValue("message", t("Swipe too short."))])
+        case .fallbackChosen:
+            return (.fallbackChosen(uid: uid, ctx: ctx, eval: eval), inEvaluation)
+        case .passcodeAccepted:
+            return (.passcodeAccepted(uid: uid, ctx: ctx, eval: nil), who + [NamedValue("eval", .absent)])
+        case .passcodeRejected:
+            return (.passcodeRejected(uid: uid, ctx: ctx, eval: eval, counted: false), inEvaluation + [NamedValue("counted", .bool(false))])
+        case .evaluationSucceeded:
+            return (.evaluationSucceeded(uid: uid, ctx: ctx, eval: eval, method: .passcode), inEvaluation + [NamedValue("method", t("passcode"))])
+        case .evaluationFailed:
+            let failure = Failure(.authenticationFailed, message: "Passcode entry is disabled.", reason: "admin-locked", retryAfter: 60,
+                                  adminLocked: true)
+            return (.evaluationFailed(uid: uid, ctx: ctx, eval: eval, failure: failure),
+                    inEvaluation + [NamedValue("code", s(-1)), NamedValue("message", t("Passcode entry is disabled.")),
+                                    NamedValue("reason", t("admin-locked")), NamedValue("retry_after", s(60)),
+                                    NamedValue("admin_locked", .bool(true))])
+        case .enrollmentChanged:
+            let state = "00112233445566778899aabbccddeeff"
+            return (.enrollmentChanged(uid: uid, templates: ["right-index-finger", "left-thumb"], by: admin, domainState: state,
+                                       source: .fprintd),
+                    [NamedValue("uid", u(uid)), NamedValue("templates", .list([t("right-index-finger"), t("left-thumb")])),
+                     NamedValue("by", u(admin)), NamedValue("domain_state", t(state)), NamedValue("source", u(1))])
+        case .passcodeChanged:
+            return (.passcodeChanged(uid: uid, set: true, by: admin),
+                    [NamedValue("uid", u(uid)), NamedValue("set", .bool(true)), NamedValue("by", u(admin))])
+        case .deviceUnlocked:
+            return (.deviceUnlocked(uid: uid, by: admin), [NamedValue("uid", u(uid)), NamedValue("by", u(admin))])
+        case .userReset:
+            return (.userReset(uid: uid, by: 0), [NamedValue("uid", u(uid)), NamedValue("by", u(0))])
+        case .logRepaired:
+            return (.logRepaired(firstLostSeq: 123_456_789_012, by: admin),
+                    [NamedValue("first_lost_seq", u(123_456_789_012)), NamedValue("by", u(admin))])
+        case .rulesApplied:
+            let rules = Rules(biometryType: .faceID, attemptsPerEvaluationOverride: 3, lockoutThreshold: 5, promptTimeout: 60_000_000,
+                              passcodeRequiredAfter: 172_800_000_000, passcodeRequiredAfterBoot: true, delayAfterFailures: 4,
+                              backoff: [60_000_000, 300_000_000], maxPasscodeFailures: 10)
+            return (.rulesApplied(rules), [NamedValue("rules", .group([
+                NamedValue("biometry", s(2)), NamedValue("attempts_per_evaluation", s(3)), NamedValue("lockout_threshold", s(5)),
+                NamedValue("prompt_timeout", s(60_000_000)), NamedValue("passcode_required_after", s(172_800_000_000)),
+                NamedValue("passcode_required_after_boot", .bool(true)), NamedValue("delay_after_failures", s(4)),
+                NamedValue("backoff", .list([s(60_000_000), s(300_000_000)])), NamedValue("max_passcode_failures", s(10)),
+            ]))])
+        case .biometricDisconnected:
+            return (.biometricDisconnected(uid: uid, ctx: ctx, eval: eval), inEvaluation)
+        case .passcodeSubmitted:
+            return (.passcodeSubmitted(uid: uid, ctx: ctx, eval: eval), inEvaluation)
+        case .contextReleased:
+            return (.contextReleased(uid: uid, ctx: ctx), who)
+        case .passcodeRefused:
+            return (.passcodeRefused(uid: uid, ctx: nil, eval: nil, retryAfter: 299),
+                    [NamedValue("uid", u(uid)), NamedValue("ctx", .absent), NamedValue("eval", .absent), NamedValue("retry_after", s(299))])
+        case .snapshotRecorded:
+            let digest = String(repeating: "0123456789abcdef", count: 4)
+            return (.snapshotRecorded(snapshotSeq: 40_000, sha256: digest),
+                    [NamedValue("snapshot_seq", u(40_000)), NamedValue("sha256", t(digest))])
+        case .logRollbackAccepted:
+            return (.logRollbackAccepted(journalSeq: 900, logSeq: 850, by: 0),
+                    [NamedValue("journal_seq", u(900)), NamedValue("log_seq", u(850)), NamedValue("by", u(0))])
+        case .rightSaved:
+            return (.rightSaved(uid: uid, identifier: "com.example.login", requirement: .biometryCurrentSet),
+                    [NamedValue("uid", u(uid)), NamedValue("identifier", t("com.example.login")),
+                     NamedValue("requirement", t("biometry-current-set"))])
+        case .rightRemoved:
+            return (.rightRemoved(uid: uid, identifier: "com.example.login", requirement: .default),
+                    [NamedValue("uid", u(uid)), NamedValue("identifier", t("com.example.login")), NamedValue("requirement", t("default"))])
+        case .rightAuthorized:
+            return (.rightAuthorized(uid: uid, ctx: ctx, identifier: "com.example.login", method: .biometric),
+                    who + [NamedValue("identifier", t("com.example.login")), NamedValue("method", t("biometric"))])
+        case .rightSecretRead:
+            return (.rightSecretRead(uid: uid, ctx: ctx, identifier: "com.example.login"),
+                    who + [NamedValue("identifier", t("com.example.login"))])
+        }
+    }
+}
