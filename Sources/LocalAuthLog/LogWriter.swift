@@ -332,7 +332,7 @@ final class LogWriter: Sendable {
                     // (~30 us) sits between this fdatasync and the next, and
                     // under many waiting failures a sync covers a few KB
                     // (strace: a call after 72% of the syncs, 32 us against
-                    // 391 us per fdatasync; docs/BENCHMARKS.md).
+                    // 391 us per fdatasync; docs/perf-notes/2026-12-01-final-runs.md).
                     if target.end - dropped.below >= Self.dropStep {
                         dropped.below = syncing.file.dropCachedPages(from: dropped.below, below: target.end)
                     }
