@@ -53,6 +53,7 @@ enum EffectiveValue {
         case ("Daemon", "Socket"): return c.daemon.socket
         case ("Daemon", "StateDirectory"): return c.daemon.stateDirectory
         case ("Daemon", "AdminGroup"): return c.daemon.adminGroup ?? ""
+        case ("Daemon", "AuditGroup"): return c.daemon.auditGroup ?? ""
         case ("Daemon", "MaxConnections"): return String(c.daemon.maxConnections)
         case ("Daemon", "MaxConnectionsPerUser"): return String(c.daemon.maxConnectionsPerUser)
         case ("Daemon", "MaxContextsPerConnection"): return String(c.daemon.maxContextsPerConnection)

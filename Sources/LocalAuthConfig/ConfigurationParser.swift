@@ -11,8 +11,9 @@
 //   - A later assignment wins, within a file and across files; a list
 //     (BackoffSec=) is replaced, not appended to.
 //   - An empty value resets the key to its default, as in systemd. For
-//     AdminGroup= and AttemptsPerEvaluation= the empty value is also the
-//     meaning the spec gives it (no admin group; attempts by type).
+//     AdminGroup=, AuditGroup= and AttemptsPerEvaluation= the empty value is also the
+//     meaning the spec gives it (no admin group, no audit group; attempts
+//     by type).
 //   - No line continuations (trailing `\`); a UTF-8 BOM is skipped.
 //
 // The first problem stops the parse with a ConfigurationError naming the file
@@ -33,7 +34,7 @@ public enum ConfigurationParser {
 
     /// The sections and their keys, in the order of PROTOCOL.md.
     public static let knownKeys: [(section: String, keys: [String])] = [
-        ("Daemon", ["Socket", "StateDirectory", "AdminGroup", "MaxConnections", "MaxConnectionsPerUser",
+        ("Daemon", ["Socket", "StateDirectory", "AdminGroup", "AuditGroup", "MaxConnections", "MaxConnectionsPerUser",
                     "MaxContextsPerConnection", "MaxPendingBytes", "IdleLineTimeoutSec",
                     "MaxPropertyBytes", "MaxPropertyBytesPerContext", "MaxPropertyBytesPerUser"]),
         ("Biometry", ["Type", "Backend", "AttemptsPerEvaluation", "LockoutThreshold", "PromptTimeoutSec",
@@ -173,6 +174,7 @@ public enum ConfigurationParser {
         case ("Daemon", "Socket"): try set(\.daemon.socket, V.absolutePath)
         case ("Daemon", "StateDirectory"): try set(\.daemon.stateDirectory, V.absolutePath)
         case ("Daemon", "AdminGroup"): try set(\.daemon.adminGroup, groupName)
+        case ("Daemon", "AuditGroup"): try set(\.daemon.auditGroup, groupName)
         case ("Daemon", "MaxConnections"): try set(\.daemon.maxConnections) { v throws(ValueError) in try V.integer(v, in: positive) }
         case ("Daemon", "MaxConnectionsPerUser"): try set(\.daemon.maxConnectionsPerUser) { v throws(ValueError) in try V.integer(v, in: positive) }
         case ("Daemon", "MaxContextsPerConnection"): try set(\.daemon.maxContextsPerConnection) { v throws(ValueError) in try V.integer(v, in: positive) }

@@ -28,6 +28,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
         public var stateDirectory = "/var/lib/localauthd"
         /// nil: no admin group (only root is admin).
         public var adminGroup: String? = nil
+        /// `AuditGroup=`: a group whose members may read the event log
+        /// (log, replay, verify) without administering; nil = none. The
+        /// members of `adminGroup` may read it too.
+        public var auditGroup: String? = nil
         public var maxConnections = 4096
         public var maxConnectionsPerUser = 256
         public var maxContextsPerConnection = 64

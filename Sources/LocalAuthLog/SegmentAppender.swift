@@ -199,6 +199,9 @@ enum SegmentCreation {
         if File.exists(staleSeal) { try File.unlink(staleSeal) }
         let file = try SegmentFile.open(temporary, .writeOnly, options: [.create, .truncate])
         do throws(SystemError) {
+            // 0640 whatever the umask (the daemon's is 077), as seals and
+            // snapshots are: the group class is how AuditGroup= reads it.
+            try file.fd.chmod(0o640)
             try file.pwriteAll(SegmentHeader(firstSeq: firstSeq, chainBefore: chainBefore).encoded(), at: 0)
             try file.fsync()
             try File.rename(temporary, to: path)

@@ -114,6 +114,9 @@ public enum Daemon {
         try Directory.create(stateDirectory, mode: 0o700)
         let lock = try lockStateDirectory(stateDirectory)
         defer { try? lock.close() }
+        // AuditGroup= and AdminGroup= may read the log: before it is opened,
+        // so that the files it creates inherit the grant.
+        LogReadAccess.applyAtStart(configuration.daemon, stateDirectory: stateDirectory)
         let durabilityWake = try EventFD()
         let snapshotInbox = try SnapshotInbox()
         let passcodes: PasscodeBackend = configuration.passcode.backend == .shadow

@@ -89,6 +89,10 @@ enum DaemonLog {
            (try? Accounts.groupID(named: group)) == nil {
             warning("AdminGroup=\(group) names no group on this system: only root and the daemon's own user are administrators.")
         }
+        if let group = configuration.daemon.auditGroup, !group.isEmpty,
+           (try? Accounts.groupID(named: group)) == nil {
+            warning("AuditGroup=\(group) names no group on this system: nobody reads the event log through it.")
+        }
     }
 
     static func notice(_ message: String, id: MessageID? = nil, fields: [(String, String)] = []) {

@@ -269,6 +269,7 @@ final class Server {
         do {
             let fresh = try reload()
             noteRestartOnlyPasscodeKeys(fresh)
+            noteRestartOnlyLogReaders(fresh)
             configuration = fresh
             adminRights.forget()
             run(.applyRules(fresh.rules), connection: nil, tag: nil, now: now)

@@ -16,6 +16,20 @@ public enum Accounts {
         return found.map { $0.pointee.gr_gid }
     }
 
+    /// The name of group `gid`, or nil when there is no such group.
+    public static func groupName(gid: UInt32) throws(SystemError) -> String? {
+        var group = Glibc.group()
+        var name: String?
+        try withLookupBuffer("getgrgid_r") { buffer in
+            var found: UnsafeMutablePointer<Glibc.group>?
+            let rc = getgrgid_r(gid, &group, buffer.baseAddress!, buffer.count, &found)
+            // Read the name before the buffer it points into is released.
+            if rc == 0, let found { name = String(cString: found.pointee.gr_name) }
+            return rc
+        }
+        return name
+    }
+
     /// The user name and primary gid of `uid`, or nil when there is no such user.
     public static func user(uid: UInt32) throws(SystemError) -> (name: String, gid: UInt32)? {
         var entry = passwd()

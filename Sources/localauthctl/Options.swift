@@ -184,7 +184,8 @@ enum StateDirectoryOption {
     }
 
     /// `<directory>/log`, checked: missing, and not readable by this user,
-    /// are different failures (the state directory is the daemon's, 0700).
+    /// are different failures (the state directory is the daemon's, 0700;
+    /// AuditGroup= and AdminGroup= may traverse it, LogReaders).
     static func logDirectory(_ directory: String) throws(CommandFailure) -> String {
         let log = directory + "/log"
         // access(2) reports what stat(2) would (ENOENT, or EACCES on the way
@@ -195,8 +196,8 @@ enum StateDirectoryOption {
         case ENOENT, ENOTDIR:
             throw CommandFailure("No event log in \(directory) (no \(log))")
         case EACCES, EPERM:
-            throw CommandFailure("Cannot read the event log in \(directory): permission denied. The state directory "
-                + "belongs to the daemon; run this as root (sudo) or as the daemon's user.")
+            throw CommandFailure("Cannot read the event log in \(directory): permission denied. "
+                + LogReaders.advice(directory))
         default:
             throw CommandFailure("Cannot read the event log in \(directory): \(failure.message)")
         }

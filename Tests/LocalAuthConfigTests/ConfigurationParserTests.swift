@@ -97,6 +97,7 @@ final class ConfigurationParserTests: XCTestCase {
               Socket = /tmp/s
             StateDirectory=/tmp/state
             AdminGroup=wheel
+            AuditGroup=auditors
             MaxConnections=10
             MaxConnectionsPerUser=2
             MaxContextsPerConnection=3
@@ -124,6 +125,7 @@ final class ConfigurationParserTests: XCTestCase {
         XCTAssertEqual(c.daemon.socket, "/tmp/s")
         XCTAssertEqual(c.daemon.stateDirectory, "/tmp/state")
         XCTAssertEqual(c.daemon.adminGroup, "wheel")
+        XCTAssertEqual(c.daemon.auditGroup, "auditors")
         XCTAssertEqual(c.daemon.maxConnections, 10)
         XCTAssertEqual(c.daemon.maxConnectionsPerUser, 2)
         XCTAssertEqual(c.daemon.maxContextsPerConnection, 3)
@@ -182,6 +184,7 @@ final class ConfigurationParserTests: XCTestCase {
             ("[Daemon]\nSocket=run/s\n", 2, "bad value 'run/s' for Socket= in [Daemon]: expected an absolute path"),
             ("[Daemon]\nStateDirectory=var\n", 2, "bad value 'var' for StateDirectory="),
             ("[Daemon]\nAdminGroup=a b\n", 2, "bad value 'a b' for AdminGroup="),
+            ("[Daemon]\nAuditGroup=a b\n", 2, "bad value 'a b' for AuditGroup="),
             ("[Daemon]\nMaxConnections=0\n", 2, "bad value '0' for MaxConnections= in [Daemon]: expected an integer from 1 to"),
             ("[Daemon]\nMaxConnectionsPerUser=-1\n", 2, "bad value '-1' for MaxConnectionsPerUser="),
             ("[Daemon]\nMaxContextsPerConnection=many\n", 2, "bad value 'many' for MaxContextsPerConnection="),

@@ -102,4 +102,16 @@ int la_crc32c_hardware(void);
 /// malloc_trim(0): hands free heap pages back to the kernel; 1 if any were.
 int la_malloc_trim(void);
 
+// MARK: Extended attributes (xattr.c), for POSIX ACLs
+
+/// fsetxattr(fd, name, value, size, 0): creates or replaces.
+int la_fsetxattr(int fd, const char *name, const void *value, size_t size);
+/// fremovexattr(fd, name).
+int la_fremovexattr(int fd, const char *name);
+/// getxattr(path, name, value, size): the length read (size 0: the length
+/// needed), or -1 with errno (ENODATA: no such attribute). Follows symlinks.
+ssize_t la_getxattr(const char *path, const char *name, void *value, size_t size);
+/// fgetxattr(fd, name, value, size), as la_getxattr.
+ssize_t la_fgetxattr(int fd, const char *name, void *value, size_t size);
+
 #endif
