@@ -2,14 +2,16 @@
 // each resulting event in the log, folds it into the live state (so live
 // state == fold(log), S-38), and remembers the newest event whose outcome may
 // not be revealed before its fsync: a security failure (S-40) or an admin
-// action (an `OK` to `reset` must survive a power cut; docs/MODEL.md).
+// action (an `OK` to `reset` must survive a power cut; docs/MODEL.md). The
+// output that waits for it is held by the ReplyGate.
 import LocalAuthCore
 
 final class Authenticator {
     private(set) var state: AuthState
     let recorder: EventRecorder
     /// The seq of the newest event that must be durable before output
-    /// produced after it is sent (`EventBody.isDurableBeforeReply`).
+    /// produced after it is sent (`EventBody.isDurableBeforeReply`): the
+    /// barrier of the server's ReplyGate, which holds that output.
     private(set) var revealGate: UInt64 = 0
     /// Called with the seq of every event after it is recorded and folded.
     var observe: (UInt64) -> Void = { _ in }
@@ -122,18 +124,6 @@ final class Authenticator {
         defer { touched.removeAll() }
         return touched
     }
-
-    /// The seq that output produced now must wait for (0 = none). If the log
-    /// fails, that seq never becomes durable and what waits is dropped (S-40).
-    var gate: UInt64 {
-        // durableSeq only grows: once it covered the gate, it still does,
-        // and the common answer needs no call into the log (every reply asks).
-        if revealGate <= durableSeen { return 0 }
-        durableSeen = recorder.durableSeq
-        return revealGate > durableSeen ? revealGate : 0
-    }
-    /// The last `recorder.durableSeq` seen by `gate`.
-    private var durableSeen: UInt64 = 0
 
     /// End of a loop turn, before replies go out: what was appended reaches
     /// the file, and an fsync is asked for if anything waits for one.

@@ -109,7 +109,7 @@ extension FprintdSensor {
             let first = !scan.shown
             scan.shown = true
             active = scan
-            if first, let held = heldPrompts.removeValue(forKey: uid), !held.connection.closed {
+            if first, let held = heldPrompts.removeValue(forKey: uid), !held.connection.isClosed {
                 server.send(held.bytes, to: held.connection)
             }
         }

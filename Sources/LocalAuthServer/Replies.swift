@@ -169,7 +169,7 @@ extension Server {
     }
 
     func evaluationOwner(_ ctx: ContextID) -> (Connection, String)? {
-        guard let connection = contextOwners[ctx], !connection.closed,
+        guard let connection = contextOwners[ctx], !connection.isClosed,
               let tag = connection.evaluationTags[ctx] else { return nil }
         return (connection, tag)
     }

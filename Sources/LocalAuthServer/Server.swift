@@ -40,15 +40,13 @@ final class Server {
     var connectionsPerUser: [UserID: Int] = [:]
     var contextOwners: [ContextID: Connection] = [:]
     var nextConnectionID: Connection.ID = Token.firstConnection
-    /// Connections with output held behind an fsync (each once:
-    /// `Connection.inHolding`; closed ones are dropped at the next release).
-    var holding: [Connection] = []
-    /// Journal writes held behind an undurable failure.
-    var heldJournal: [(seq: UInt64, write: () -> Void)] = []
-    /// Connections that queued output or began closing since the last
-    /// `flushAll` (each at most once: `Connection.needsFlush`), so a loop
-    /// turn costs O(active connections), not O(all connections).
-    var needFlush: [Connection] = []
+    /// S-40: every byte and journal entry held behind an undurable failure.
+    var replyGate = ReplyGate<() -> Void>()
+    /// Connections that queued output or began closing since the last `flushAll`.
+    var needFlush = FlushList()
+    /// Connections whose fd epoll watches for writability (output that did
+    /// not fit in the socket).
+    var watchingWritable: Set<Connection.ID> = []
     var counters = Counters()
     /// Passcode jobs waiting for a worker (S-46, S-47), and those running.
     var passcodeQueue: PasscodeQueue<PasscodeJob>
@@ -232,15 +230,16 @@ final class Server {
         let monotonic = MonotonicClock.nowNanos()
         let idleLimit = UInt64(configuration.daemon.idleLineTimeout) * 1000
         for connection in connections.values {
-            if let since = connection.partialLineSince, !connection.closing, monotonic > since, monotonic - since > idleLimit {
+            if let since = connection.partialLineSince, connection.isOpen, monotonic > since, monotonic - since > idleLimit {
                 counters.idleLineTimeouts += 1
                 refuse(connection, ProtocolError(.limitExceeded, "Line not finished within the idle line timeout."), bye: "limit")
             }
         }
         // A closing connection whose peer does not read gets a few seconds.
-        for connection in connections.values where connection.closing
-            && monotonic > connection.closingSince && monotonic - connection.closingSince > 5_000_000_000 {
-            close(connection)
+        for connection in connections.values {
+            if case .closing(let since) = connection.state, monotonic > since, monotonic - since > 5_000_000_000 {
+                close(connection)
+            }
         }
         if let interval = watchdogInterval, monotonic - lastWatchdog > interval * 1000 / 2 {
             lastWatchdog = monotonic
@@ -252,7 +251,7 @@ final class Server {
         }
         // STATUS= at most once a second, and only when it changed; never
         // while a failure is not yet durable (its lockout count reveals it, S-40).
-        if monotonic - lastStatusAt >= 1_000_000_000, authenticator.gate == 0 {
+        if monotonic - lastStatusAt >= 1_000_000_000, !outputIsHeld {
             let status = statusLine
             if status != lastStatus {
                 lastStatus = status

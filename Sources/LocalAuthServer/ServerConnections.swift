@@ -50,7 +50,7 @@ extension Server {
 
     func connectionEvent(_ id: UInt64, _ events: Epoll.Events) {
         guard let connection = connections[id] else { return }
-        if connection.closing && (events.contains(.hangUp) || events.contains(.error)) {
+        if !connection.isOpen && (events.contains(.hangUp) || events.contains(.error)) {
             return close(connection)  // nobody left to read what is owed
         }
         if events.contains(.writable) {
@@ -59,7 +59,7 @@ extension Server {
             writeLog()
             flush(connection)
         }
-        guard !connection.closed else { return }
+        guard !connection.isClosed else { return }
         if events.contains(.readable) || events.contains(.readHangUp) || events.contains(.hangUp) || events.contains(.error) {
             read(connection)
         }
@@ -67,7 +67,7 @@ extension Server {
 
     func read(_ connection: Connection) {
         var budget = 16  // reads per wakeup, so one client cannot starve the rest
-        while budget > 0, !connection.closing {
+        while budget > 0, connection.isOpen {
             budget -= 1
             let count: Int?
             do {
@@ -96,7 +96,7 @@ extension Server {
             // reports the rest (and EOF) next turn; skip the EAGAIN read.
             if count < readBuffer.count { break }
         }
-        if !connection.closing {
+        if connection.isOpen {
             connection.partialLineSince = connection.splitter.hasPartialLine
                 ? (connection.partialLineSince ?? MonotonicClock.nowNanos()) : nil
         }
@@ -108,7 +108,7 @@ extension Server {
         // The authenticator is taken once for the batch: read from its `var`
         // for each request, it was retained and released around every call.
         let authenticator = self.authenticator
-        while !connection.closing, let event = connection.splitter.next(copyingInto: lineBuffer) {
+        while connection.isOpen, let event = connection.splitter.next(copyingInto: lineBuffer) {
             switch event {
             case .lineTooLong:
                 counters.linesTooLong += 1
@@ -165,28 +165,29 @@ extension Server {
     /// Stops reading, ends the connection's contexts (their evaluations get
     /// their one final answer first, S-33); the socket closes once drained.
     func beginClose(_ connection: Connection) {
-        guard !connection.closing else { return }
-        connection.closing = true
-        connection.closingSince = MonotonicClock.nowNanos()
+        guard connection.isOpen else { return }
+        connection.state = .closing(since: MonotonicClock.nowNanos())
         markForFlush(connection)
         connection.partialLineSince = nil
         endContexts(of: connection)
         // No more reading: watch only for writability while output is unsent.
         let events: Epoll.Events = connection.hasUnsentOutput ? [.writable] : []
         try? epoll.modify(connection.fd, events: events, data: connection.id)
-        connection.watchingWritable = connection.hasUnsentOutput
+        if connection.hasUnsentOutput { watchingWritable.insert(connection.id) } else { watchingWritable.remove(connection.id) }
     }
 
     func close(_ connection: Connection) {
-        guard !connection.closed else { return }
-        connection.closed = true
+        guard !connection.isClosed else { return }
         // Stops any read or line loop still holding this connection: its fd
         // number may be reused at once (a new segment, a snapshot file).
-        connection.closing = true
+        connection.state = .closed
         if !connection.contexts.isEmpty { endContexts(of: connection) }
         if !watches.isEmpty { forgetWatches(of: connection) }
         try? epoll.remove(connection.fd)
         try? connection.fd.close()
+        // Its held output vanishes with it.
+        replyGate.forget(connection.id)
+        watchingWritable.remove(connection.id)
         connections[connection.id] = nil
         let uid = connection.peer.uid
         connectionsPerUser[uid, default: 1] -= 1

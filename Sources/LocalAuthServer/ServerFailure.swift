@@ -18,15 +18,12 @@ extension Server {
         DaemonLog.error("The event log failed (\(why)); refusing to act until it can record again.",
                         fields: [("LOCALAUTH_SEQ", String(authenticator.recorder.durableSeq))])
         _ = try? Systemd.notify("STATUS=Failing closed: the event log cannot record events")
-        for connection in holding { connection.inHolding = false }
-        holding.removeAll()
-        heldJournal.removeAll()
+        // Replies held behind a failure that will never be durable are
+        // dropped unsent; the request stream of such a connection is then
+        // broken, so it is closed after the refusal.
+        let lost = Set(replyGate.logFailed())
         for connection in connections.values {
-            // Replies held behind a failure that will never be durable are
-            // dropped unsent; the request stream of that connection is then
-            // broken, so it is closed after the refusal.
-            let lostReplies = connection.isHolding
-            connection.dropHeld()
+            let lostReplies = lost.contains(connection.id)
             writer.bytes.removeAll(keepingCapacity: true)
             for tag in connection.evaluationTags.values.sorted() {
                 writer.appendProtocolError(tag: tag, ProtocolError(.unavailable,
@@ -54,6 +51,8 @@ extension Server {
         do {
             authenticator = try reopen()
             logFailure = nil
+            // A new log, a new gate (the failed one dropped all it held).
+            replyGate = ReplyGate()
             // The reopen recorded a start: every earlier context is gone (S-15).
             for connection in connections.values {
                 connection.contexts.removeAll()

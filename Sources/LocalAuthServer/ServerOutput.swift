@@ -1,7 +1,8 @@
-// The output side of the event loop: replies are queued on their
-// connection behind the newest undurable failure (S-40), journal entries
-// that reveal one wait with them, and queued bytes are written to the
-// sockets at the end of each turn (or early when a lot is queued).
+// The output side of the event loop: the ReplyGate says where each byte
+// goes (the connection's output, or held behind the newest undurable
+// failure, S-40), journal entries that reveal one wait in it too, and
+// queued bytes are written to the sockets at the end of each turn (or early
+// when a lot is queued). The only place that writes to a client's socket.
 import LocalAuthCore
 import LocalAuthProtocol
 import LocalAuthSystem
@@ -9,18 +10,18 @@ import LocalAuthSystem
 extension Server {
     /// Queues bytes for a connection, behind the newest undurable failure (S-40).
     func send(_ bytes: [UInt8], to connection: Connection) {
-        connection.enqueue(bytes, gate: logFailure == nil ? authenticator.gate : 0, durable: authenticator.recorder.durableSeq)
-        if connection.isHolding, !connection.inHolding {
-            connection.inHolding = true
-            holding.append(connection)
+        if admitsOutput(connection) {
+            connection.output.append(contentsOf: bytes)
+        } else {
+            replyGate.hold(bytes, for: connection.id, barrier: authenticator.revealGate)
         }
         queued(on: connection)
     }
 
     /// Writes one line with `write`: straight into the connection's output
-    /// when nothing holds it back (no copy), else through `send`.
+    /// when the gate admits it (no copy), else through `send`.
     func sendLine(to connection: Connection, _ write: (inout LineWriter) -> Void) {
-        if (logFailure != nil || authenticator.gate == 0) && !connection.isHolding {
+        if admitsOutput(connection) {
             var line = LineWriter()
             swap(&line.bytes, &connection.output)
             write(&line)
@@ -35,6 +36,16 @@ extension Server {
         swap(&line, &writer)
     }
 
+    /// Whether output produced now for `connection` may go straight to it.
+    private func admitsOutput(_ connection: Connection) -> Bool {
+        replyGate.admits(connection.id, barrier: authenticator.revealGate, durable: { authenticator.recorder.durableSeq })
+    }
+
+    /// Whether any output produced now would be held (S-40).
+    var outputIsHeld: Bool {
+        replyGate.isShut(barrier: authenticator.revealGate, durable: { authenticator.recorder.durableSeq })
+    }
+
     /// After output was queued: the connection is flushed at the end of
     /// the turn, early when a lot is queued, or refused when its peer does
     /// not read.
@@ -43,14 +54,16 @@ extension Server {
         // Write early when a lot is queued, so a client that reads while it
         // pipelines is not mistaken for one that does not read; the events
         // behind those replies reach the log's file first.
-        if connection.output.count - connection.sentUpTo > 16384 {
+        if connection.unsentByteCount > 16384 {
             writeLog()
-            if !connection.flush() { return close(connection) }
+            if !writeOut(connection) { return close(connection) }
         }
-        if connection.pendingOutputBytes > configuration.daemon.maxPendingBytes, !connection.closing {
+        if connection.unsentByteCount + replyGate.heldByteCount(connection.id) > configuration.daemon.maxPendingBytes,
+           connection.isOpen {
             // A client that does not read its replies: answer once and close.
             counters.pendingOverflows += 1
             connection.discardUnsentOutput()
+            replyGate.forget(connection.id)
             refuse(connection, ProtocolError(.limitExceeded, "Too many unread replies."), bye: "limit")
         }
     }
@@ -70,42 +83,20 @@ extension Server {
     /// Journal entries that reveal a failure wait for its fsync as well (S-40:
     /// no byte revealing it leaves the daemon before).
     func journalAfterDurable(_ write: @escaping () -> Void) {
-        let gate = max(authenticator.gate, heldJournal.last?.seq ?? 0)
-        if gate == 0 || gate <= authenticator.recorder.durableSeq {
-            write()
-        } else {
-            heldJournal.append((gate, write))
+        if let now = replyGate.journal(write, barrier: authenticator.revealGate,
+                                       durable: { authenticator.recorder.durableSeq }) {
+            now()
         }
     }
 
+    /// End of a turn: what the log made durable is released, in order.
     func releaseDurableOutput() {
-        if !heldJournal.isEmpty {
-            let durable = authenticator.recorder.durableSeq
-            while let first = heldJournal.first, first.seq <= durable {
-                heldJournal.removeFirst()
-                first.write()
-            }
-        }
-        guard !holding.isEmpty else { return }
-        let durable = authenticator.recorder.durableSeq
-        // Compacted in place: the connections still holding stay in order.
-        var kept = 0
-        for index in holding.indices {
-            let connection = holding[index]
-            if connection.closed {
-                connection.inHolding = false
-                continue
-            }
-            connection.release(durable: durable)
+        guard !replyGate.isEmpty else { return }
+        replyGate.durable(through: authenticator.recorder.durableSeq, journal: { $0() }, release: { id, bytes in
+            guard let connection = connections[id] else { return }
+            connection.output.append(contentsOf: bytes)
             markForFlush(connection)
-            if !connection.isHolding {
-                connection.inHolding = false
-            } else {
-                holding[kept] = connection
-                kept += 1
-            }
-        }
-        holding.removeLast(holding.count - kept)
+        })
     }
 
     /// Before output leaves: the events it may depend on reach the log's
@@ -115,48 +106,93 @@ extension Server {
         if logFailure == nil { authenticator.flush() }
     }
 
-    func markForFlush(_ connection: Connection) {
-        guard !connection.needsFlush else { return }
-        connection.needsFlush = true
-        needFlush.append(connection)
-    }
+    func markForFlush(_ connection: Connection) { needFlush.mark(connection) }
 
     /// Flushes the connections marked since the last call. Output that did
     /// not fit in the socket is written on EPOLLOUT (`flush` watches for it).
     func flushAll() {
         guard !needFlush.isEmpty else { return }
-        // Swapped out rather than copied: with a copy alive, emptying
-        // `needFlush` would allocate a fresh buffer every loop turn.
+        // Swapped out rather than copied: with a copy alive, emptying the
+        // list would allocate a fresh buffer every loop turn.
         var marked: [Connection] = []
-        swap(&marked, &needFlush)
+        needFlush.take(into: &marked)
         for connection in marked {
-            connection.needsFlush = false
-            guard !connection.closed, connection.hasUnsentOutput || connection.closing else { continue }
+            guard !connection.isClosed, connection.hasUnsentOutput || !connection.isOpen else { continue }
             flush(connection)
         }
         // Connections marked while flushing stay for the next call; else
         // the emptied buffer is reused.
-        if needFlush.isEmpty {
-            marked.removeAll(keepingCapacity: true)
-            needFlush = marked
-        }
+        needFlush.recycle(&marked)
     }
 
     func flush(_ connection: Connection) {
-        if !connection.flush() {
+        if !writeOut(connection) {
             close(connection)
             return
         }
-        if connection.closing && connection.isDrained && connection.evaluationTags.isEmpty {
+        if !connection.isOpen && !connection.hasUnsentOutput && !replyGate.isHolding(connection.id)
+            && connection.evaluationTags.isEmpty {
             close(connection)
             return
         }
         let wantWritable = connection.hasUnsentOutput
-        if wantWritable != connection.watchingWritable {
-            connection.watchingWritable = wantWritable
-            let reading: Epoll.Events = connection.closing ? [] : [.readable, .readHangUp]
+        let watching = !watchingWritable.isEmpty && watchingWritable.contains(connection.id)
+        if wantWritable != watching {
+            if wantWritable { watchingWritable.insert(connection.id) } else { watchingWritable.remove(connection.id) }
+            let reading: Epoll.Events = connection.isOpen ? [.readable, .readHangUp] : []
             let events: Epoll.Events = wantWritable ? reading.union(.writable) : reading
             try? epoll.modify(connection.fd, events: events, data: connection.id)
         }
+    }
+
+    /// Writes what it can of the connection's output without blocking.
+    /// Returns false if the peer is gone.
+    func writeOut(_ connection: Connection) -> Bool {
+        while connection.sentUpTo < connection.output.count {
+            let result: Int?
+            do {
+                let start = connection.sentUpTo
+                result = try connection.output.withUnsafeBytes { buffer throws(SystemError) in
+                    try connection.fd.send(UnsafeRawBufferPointer(rebasing: buffer[start...]))
+                }
+            } catch {
+                return false
+            }
+            guard let written = result else { break }  // would block
+            connection.sentUpTo += written
+        }
+        connection.dropSent()
+        return true
+    }
+}
+
+/// Connections that queued output or began closing since the last
+/// `flushAll`, each once, so a loop turn costs O(active connections), not
+/// O(all connections). The list owns the membership: a pipelined batch marks
+/// the same connection again and again, which the `last` check answers
+/// without hashing.
+struct FlushList {
+    private var members: [Connection] = []
+    private var marked: Set<Connection.ID> = []
+
+    var isEmpty: Bool { members.isEmpty }
+
+    mutating func mark(_ connection: Connection) {
+        if members.last === connection { return }
+        if marked.insert(connection.id).inserted { members.append(connection) }
+    }
+
+    /// Hands the marked connections out (swapped into `batch`, which must be
+    /// empty) and starts a new list.
+    mutating func take(into batch: inout [Connection]) {
+        swap(&batch, &members)
+        marked.removeAll(keepingCapacity: true)
+    }
+
+    /// Gives a handled batch's buffer back, if nothing was marked meanwhile.
+    mutating func recycle(_ batch: inout [Connection]) {
+        guard members.isEmpty else { return }
+        batch.removeAll(keepingCapacity: true)
+        swap(&batch, &members)
     }
 }

@@ -30,7 +30,7 @@ extension Server {
         }
         releaseDurableOutput()
         for connection in connections.values {
-            _ = connection.flush()
+            _ = writeOut(connection)
             try? epoll.remove(connection.fd)
             try? connection.fd.close()
         }

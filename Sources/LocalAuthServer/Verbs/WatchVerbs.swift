@@ -44,7 +44,7 @@ extension Server {
     private func sendWatchedStates(_ uid: UserID) {
         guard let watchers = watches.byUser[uid] else { return }
         let state = WatchedState(authenticator.state, uid)
-        for (index, watcher) in watchers.enumerated() where watcher.lastSent != state && !watcher.connection.closing {
+        for (index, watcher) in watchers.enumerated() where watcher.lastSent != state && watcher.connection.isOpen {
             watches.sent(state, uid: uid, index: index)
             sendLine(to: watcher.connection) { line in
                 line.beginResponse(tag: watcher.tag, status: .state)
