@@ -32,6 +32,8 @@ struct FormatDocument {
     var encodings: [String]
     var kinds: [DocumentedKind]
     var rules: [DocumentedField]
+    /// The "Directory layout" block's paths, below `<StateDirectory>/`.
+    var paths: [String]
 
     static func load() throws -> FormatDocument {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -54,6 +56,10 @@ struct FormatDocument {
             return DocumentedKind(code: code, name: try Self.code(cells[1]), layout: layout,
                                   keys: cells[3].split(separator: " ").map(String.init).filter { $0 != "-" },
                                   fields: try Self.fields(parts[0]), laterFields: parts.count > 1 ? try Self.fields(parts[1]) : [])
+        }
+        paths = try Self.block(after: "## Directory layout", in: lines).compactMap { line in
+            let word = line.trimmingCharacters(in: .whitespaces).split(separator: " ").first.map(String.init) ?? ""
+            return word.hasPrefix("<StateDirectory>/") ? String(word.dropFirst("<StateDirectory>/".count)) : nil
         }
         rules = try Self.table(after: "The `rules` layout", in: lines).map { cells in
             DocumentedField(name: try Self.code(cells[0]), encoding: cells[1])

@@ -74,6 +74,36 @@ final class FormatDocumentTests: XCTestCase {
         }
     }
 
+    /// Every file name the "Directory layout" block shows is one the code makes.
+    func test_theDirectoryLayoutNamesTheFilesAsTheCodeNamesThem() throws {
+        XCTAssertGreaterThanOrEqual(format.paths.count, 6, "the Directory layout block")
+        for path in format.paths {
+            let name = String(path.split(separator: "/").last ?? "")
+            let stem = String(name.prefix(16))
+            let seq = UInt64(stem, radix: 16)
+            switch true {
+            case path.hasPrefix("log/") && name.hasSuffix(".seg.broken"):
+                XCTAssertEqual(name, SegmentName.fileName(try XCTUnwrap(seq, path)) + ".broken", path)
+            case path.hasPrefix("log/") && name.hasSuffix(".seg.seal"):
+                XCTAssertEqual(name, SegmentSeal.fileName(try XCTUnwrap(seq, path)), path)
+            case path.hasPrefix("log/"):
+                XCTAssertEqual(name, SegmentName.fileName(try XCTUnwrap(SegmentName.parse(name), path)), path)
+            case path.hasPrefix("snapshots/"):
+                XCTAssertEqual("/" + path, SnapshotStore(directory: "").path(try XCTUnwrap(seq, path)), path)
+            case path.hasPrefix("repair-"):
+                // Repair.makeFolder: repair-YYYYMMDDTHHMMSSZ (UTC).
+                let stamp = Array(name.dropFirst("repair-".count).utf8)
+                XCTAssertEqual(stamp.count, 16, path)
+                let shape = stamp.enumerated().allSatisfy { index, byte in
+                    index == 8 ? byte == UInt8(ascii: "T") : index == 15 ? byte == UInt8(ascii: "Z") : (48...57).contains(byte)
+                }
+                XCTAssertTrue(shape, path)
+            default:
+                XCTFail("a path the test does not know: \(path)")
+            }
+        }
+    }
+
     /// "A payload of an older layout simply stops before them": the codec
     /// must read the layout-1 form the page describes for every kind that grew.
     func test_anOlderLayoutAsTheDocumentDescribesItStillDecodes() throws {
