@@ -60,7 +60,16 @@ let package = Package(
         .testTarget(name: "LocalAuthProtocolTests", dependencies: ["LocalAuthProtocol"]),
         .testTarget(name: "LocalAuthConfigTests", dependencies: ["LocalAuthConfig", "LocalAuthCore"]),
         .testTarget(name: "LocalAuthSystemTests", dependencies: ["LocalAuthSystem"]),
-        .testTarget(name: "LocalAuthLogTests", dependencies: ["LocalAuthLog", "LocalAuthCore", "LocalAuthSystem"]),
+        .testTarget(name: "LocalAuthLogTests", dependencies: [
+            "LocalAuthLog", "LocalAuthCore", "LocalAuthSystem", "LocalAuthTestSupport",
+        ]),
+        // Programs the tests run, not products (scripts/install and the
+        // Debian package ship only localauthd and localauthctl): the writer the
+        // log's crash tests kill, and the log's benchmark, run by hand in release.
+        .executableTarget(name: "localauthlog-child", dependencies: ["LocalAuthLog", "LocalAuthCore"],
+                          path: "Tests/LocalAuthLogChild"),
+        .executableTarget(name: "localauthlog-bench", dependencies: ["LocalAuthLog", "LocalAuthSystem"],
+                          path: "Tests/LocalAuthLogBench"),
         .testTarget(name: "LocalAuthenticationTests", dependencies: ["LocalAuthentication", "LocalAuthTestSupport"]),
         // Swift 5 language mode, as most iOS code is: the API-shape file
         // (a symlink to LocalAuthenticationTests') and LAContext mocks.
@@ -87,9 +96,17 @@ let package = Package(
         .testTarget(name: "LocalAuthFprintdTests", dependencies: [
             "LocalAuthProtocol", "LocalAuthSystem", "LocalAuthCore", "LocalAuthServer", "LocalAuthTestSupport",
         ]),
+        // The fuzz targets' entry points (Tests/Fuzz): linked into libFuzzer
+        // binaries by scripts/fuzz, and run over the committed inputs by
+        // FuzzRegressionTests. LogFuzz reaches the segment format through
+        // @testable import, so this builds where testing is enabled (debug,
+        // or release with -enable-testing, as scripts/fuzz does).
+        .target(name: "LocalAuthFuzzTargets", dependencies: [
+            "LocalAuthProtocol", "LocalAuthConfig", "LocalAuthCore", "LocalAuthLog", "LocalAuthSystem",
+        ], path: "Tests/Fuzz", exclude: ["corpus", "regressions"]),
         .testTarget(name: "LocalAuthReliabilityTests", dependencies: [
             "LocalAuthProtocol", "LocalAuthSystem", "LocalAuthCore", "LocalAuthLog", "LocalAuthConfig",
-            "LocalAuthTestSupport",
+            "LocalAuthTestSupport", "LocalAuthFuzzTargets",
         ]),
     ],
     swiftLanguageModes: [.v6]

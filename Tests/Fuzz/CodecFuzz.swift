@@ -1,5 +1,5 @@
-// libFuzzer target for the event and state codecs and the replay fold,
-// compiled into the LocalAuthCore module by scripts/fuzz.
+// Fuzz target for the event and state codecs and the replay fold
+// (FuzzProperty.swift says who calls it).
 //
 // First byte even: the input is a stream of records, each
 //   kind (1 byte, mapped onto the known type codes, some unknown ones too),
@@ -19,9 +19,10 @@
 // its own encoding. With LOCALAUTH_FUZZ_KNOWN_BUGS=1 in the environment such
 // states are not round-tripped, so that fuzzing can look for other bugs.
 import Glibc
+import LocalAuthCore
 
 private let toleratesKnownBugs = getenv("LOCALAUTH_FUZZ_KNOWN_BUGS") != nil
-@_cdecl("LLVMFuzzerTestOneInput")
+
 public func codecFuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let input = UnsafeBufferPointer(start: data, count: size)
     guard let mode = input.first else { return 0 }
@@ -56,8 +57,8 @@ public func codecFuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         let code = kindByte < 250 ? UInt16(kindByte % 26) : UInt16(kindByte) << 4
         guard let body = try? EventCodec.decode(kind: code, payload: payload) else { continue }
         let again = try? EventCodec.decode(kind: code, payload: EventCodec.encode(body))
-        precondition(again == body, "event round trip changed \(body)")
-        precondition(body.kind.rawValue == code, "decoded a different kind")
+        require(again == body, "event round trip changed \(body)")
+        require(body.kind.rawValue == code, "decoded a different kind")
         state.apply(Event(time: time, body))
     }
     checkState(state)
@@ -77,5 +78,5 @@ private func checkState(_ state: AuthState) {
     if toleratesKnownBugs, !state.prompting.isSubset(of: Set(state.contexts.keys)) { return }
     let bytes = StateCodec.encode(state)
     let again = try? StateCodec.decode(bytes)
-    precondition(again == state, "state round trip changed the state")
+    require(again == state, "state round trip changed the state")
 }

@@ -1,10 +1,11 @@
-// libFuzzer target for the configuration parser, compiled into the
-// LocalAuthConfig module by scripts/fuzz. Input: a config file's bytes (the
+// Fuzz target for the configuration parser (FuzzProperty.swift says who
+// calls it). Input: a config file's bytes (the
 // daemon decodes them as UTF-8 with replacement, as Daemon.loadConfiguration
 // does). Property: parse never crashes; it either throws a ConfigurationError
 // or returns a configuration; parsing the same text twice gives the same
 // answer, and two drop-ins (the text applied twice) parse as one does.
-@_cdecl("LLVMFuzzerTestOneInput")
+import LocalAuthConfig
+
 public func configFuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
     let once: DaemonConfiguration?
@@ -12,15 +13,15 @@ public func configFuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         once = try ConfigurationParser.parse([(fileName: "fuzz.conf", contents: text)])
     } catch {
         once = nil
-        precondition(!error.description.isEmpty, "a configuration error without a message")
+        require(!error.description.isEmpty, "a configuration error without a message")
     }
     let again = try? ConfigurationParser.parse([(fileName: "fuzz.conf", contents: text)])
-    precondition(once == again, "parse is not deterministic")
+    require(once == again, "parse is not deterministic")
     if let once {
         _ = once.rules
         // Later files win; the same file twice must land on the same values.
         let twice = try? ConfigurationParser.parse([(fileName: "a.conf", contents: text), (fileName: "b.conf", contents: text)])
-        precondition(twice != nil, "a file that parses alone fails when applied twice")
+        require(twice != nil, "a file that parses alone fails when applied twice")
     }
     return 0
 }

@@ -1,6 +1,7 @@
-// libFuzzer target for the log decoder (FORMAT.md), compiled into the
-// LocalAuthLog module by scripts/fuzz together with LocalAuthCore and
-// LocalAuthSystem objects, the C shim and -lcrypto -lsystemd -lcrypt.
+// Fuzz target for the log decoder (FORMAT.md); FuzzProperty.swift says who
+// calls it. It reaches the segment format's internals (SegmentHeader,
+// RecordFormat) through @testable import: debug builds and scripts/fuzz's
+// build of LocalAuthLog are compiled for testing.
 //
 // The bytes go to real files in a private temp directory (on /dev/shm when it
 // exists), because LogReader, EventLog.open and verify read files. Modes
@@ -20,9 +21,18 @@
 // as StateLoader does at start; verify runs over the same directory.
 import Glibc
 import LocalAuthCore
+@testable import LocalAuthLog
 import LocalAuthSystem
 
 nonisolated(unsafe) private var fuzzDirectory: String?
+
+/// Work in `directory` (it must exist) instead of a directory of its own
+/// made on first use and never removed (what a fuzzing process wants).
+public func logFuzzWork(in directory: String) {
+    mkdir(directory + "/log", 0o700)
+    mkdir(directory + "/snapshots", 0o700)
+    fuzzDirectory = directory
+}
 
 private func workDirectory() -> String {
     if let fuzzDirectory { return fuzzDirectory }
@@ -56,7 +66,6 @@ private func writeFile(_ path: String, _ bytes: [UInt8]) {
     close(fd)
 }
 
-@_cdecl("LLVMFuzzerTestOneInput")
 public func logFuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let input = Array(UnsafeBufferPointer(start: data, count: size))
     guard let mode = input.first else { return 0 }
@@ -108,7 +117,7 @@ private func readAll(_ directory: String, expectNoCorruption: Bool) -> [UInt64] 
             steps += 1
             switch reader.next() {
             case .record(let record):
-                precondition(record.seq == UInt64(seqs.count) + 1, "reader skipped or repeated a seq")
+                require(record.seq == UInt64(seqs.count) + 1, "reader skipped or repeated a seq")
                 seqs.append(record.seq)
                 if let body = try? EventCodec.decode(kind: record.keys.type, payload: record.payload) {
                     state.apply(Event(time: record.time, body))
@@ -116,17 +125,17 @@ private func readAll(_ directory: String, expectNoCorruption: Bool) -> [UInt64] 
             case .end, .tornTail:
                 break loop
             case .corruption(let corruption):
-                precondition(!expectNoCorruption, "a cut log read as corruption: \(corruption)")
+                require(!expectNoCorruption, "a cut log read as corruption: \(corruption)")
                 break loop
             }
         }
         // Once finished, the reader keeps answering the same.
-        if case .record = reader.next() { preconditionFailure("a record after the end") }
+        if case .record = reader.next() { require(false, "a record after the end") }
     }
     _ = StateCodec.encode(state)
     // The read-only open and verify must agree with the reader and never crash.
     if let log = try? EventLog.open(directory, options: EventLog.Options(readOnly: true)) {
-        precondition(log.recovery.lastSeq == UInt64(seqs.count), "open and the reader disagree on the last seq")
+        require(log.recovery.lastSeq == UInt64(seqs.count), "open and the reader disagree on the last seq")
     }
     _ = try? EventLog.verify(directory)
     return seqs
@@ -147,14 +156,14 @@ private func snapshot(_ directory: String, _ rest: [UInt8], damage: Bool) {
     writeFile(store.path(seq), file)
     switch store.load(seq) {
     case .success(let snapshot):
-        precondition(!damage || file == SnapshotStore.encode(seq: seq, chainHead: .zero, time: 0, payload: payload),
+        require(!damage || file == SnapshotStore.encode(seq: seq, chainHead: .zero, time: 0, payload: payload),
                      "a damaged snapshot loaded")
         if let state = try? StateCodec.decode(snapshot.payload) {
             for uid in state.users.keys { _ = state.status(uid, now: 0) }
-            precondition((try? StateCodec.decode(StateCodec.encode(state))) == state, "state round trip")
+            require((try? StateCodec.decode(StateCodec.encode(state))) == state, "state round trip")
         }
     case .failure(let skipped):
-        precondition(damage, "an intact snapshot was skipped: \(skipped)")
+        require(damage, "an intact snapshot was skipped: \(skipped)")
     }
     _ = SnapshotStore.decode(rest)
     _ = store.newestValid { _ in .zero }
@@ -183,5 +192,5 @@ private func truncation(_ directory: String, _ rest: [UInt8]) {
     writeFile(directory + "/log/" + SegmentName.fileName(1), Array(bytes[..<cutAt]))
     let seqs = readAll(directory, expectNoCorruption: true)
     let complete = ends.filter { $0 <= cutAt }.count
-    precondition(seqs.count == complete, "a cut at \(cutAt) read \(seqs.count) records, \(complete) are complete")
+    require(seqs.count == complete, "a cut at \(cutAt) read \(seqs.count) records, \(complete) are complete")
 }

@@ -1,5 +1,5 @@
-// libFuzzer target for the wire codec (PROTOCOL.md Framing), compiled into the
-// LocalAuthProtocol module itself by scripts/fuzz (so internals are visible).
+// Fuzz target for the wire codec (PROTOCOL.md Framing); see FuzzProperty.swift
+// for who calls it.
 //
 // Input: arbitrary bytes, as a hostile client would send them. The first byte
 // picks chunk sizes for the LineSplitter, so that lines split across reads are
@@ -13,7 +13,8 @@
 //     agrees with a fresh parse, and its ranges stay inside the line;
 //   - a line CanEvaluateLine takes parses to can-evaluate with exactly its
 //     tag, ctx and policy (the daemon answers such lines without the scanner).
-@_cdecl("LLVMFuzzerTestOneInput")
+import LocalAuthProtocol
+
 public func protocolFuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let input = UnsafeBufferPointer(start: data, count: size)
     guard let first = input.first else { return 0 }
@@ -28,12 +29,12 @@ public func protocolFuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 
         splitter.append(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: body[offset..<end])))
         offset = end
         while let event = splitter.next() {
-            precondition(!failed, "LineSplitter yielded a line after lineTooLong")
+            require(!failed, "LineSplitter yielded a line after lineTooLong")
             switch event {
             case .lineTooLong:
                 failed = true
             case .line(let line):
-                precondition(line.count < 512, "a line longer than the limit came out")
+                require(line.count < 512, "a line longer than the limit came out")
                 checkLine(Array(line))
             }
         }
@@ -51,38 +52,38 @@ private func checkLine(_ bytes: [UInt8]) {
         let failure = reusedScanner.scan(line)
         switch (Request.parse(line), failure) {
         case (.failure(let fresh), let reused?):
-            precondition(fresh == reused, "a reused scanner failed differently")
-            precondition(CanEvaluateLine(line) == nil, "CanEvaluateLine took a line the scanner refuses")
+            require(fresh == reused, "a reused scanner failed differently")
+            require(CanEvaluateLine(line) == nil, "CanEvaluateLine took a line the scanner refuses")
         case (.request(let fresh), nil):
-            precondition(reusedScanner.request == fresh, "a reused scanner parsed differently")
+            require(reusedScanner.request == fresh, "a reused scanner parsed differently")
             let ranges = [reusedScanner.tag, reusedScanner.verb]
                 + reusedScanner.arguments.flatMap { [$0.key, $0.value] }
-            precondition(ranges.allSatisfy { $0.lowerBound >= 0 && $0.upperBound <= line.count }, "a range outside the line")
+            require(ranges.allSatisfy { $0.lowerBound >= 0 && $0.upperBound <= line.count }, "a range outside the line")
             if let usual = CanEvaluateLine(line) {
                 let text = { (bytes: UnsafeBufferPointer<UInt8>) in String(decoding: bytes, as: UTF8.self) }
-                precondition(fresh == Request(tag: text(usual.tag), verb: "can-evaluate",
+                require(fresh == Request(tag: text(usual.tag), verb: "can-evaluate",
                                               arguments: ["ctx": text(usual.ctx), "policy": text(usual.policy)])
                              && reusedScanner.arguments.count == 2
                              && !reusedScanner.arguments[0].escaped && !reusedScanner.arguments[1].escaped,
                              "CanEvaluateLine took a line the scanner reads otherwise")
             }
         default:
-            preconditionFailure("a reused scanner and a fresh parse disagree on whether the line parses")
+            require(false, "a reused scanner and a fresh parse disagree on whether the line parses")
         }
     }
     switch Request.parse(bytes) {
     case .failure(let failure):
-        if let tag = failure.tag { precondition(!tag.isEmpty, "failure with an empty tag") }
+        if let tag = failure.tag { require(!tag.isEmpty, "failure with an empty tag") }
     case .request(let request):
         var writer = LineWriter()
         writer.append(request)
         var line = writer.bytes
-        precondition(line.last == UInt8(ascii: "\n"), "LineWriter did not end the line")
+        require(line.last == UInt8(ascii: "\n"), "LineWriter did not end the line")
         line.removeLast()
         guard case .request(let again) = Request.parse(line) else {
-            preconditionFailure("re-serialised request does not parse: \(String(decoding: line, as: UTF8.self))")
+            return require(false, "re-serialised request does not parse: \(String(decoding: line, as: UTF8.self))")
         }
-        precondition(again == request, "request round trip changed it")
+        require(again == request, "request round trip changed it")
     }
     if let response = try? Response.parse(bytes) {
         var writer = LineWriter()
@@ -90,8 +91,8 @@ private func checkLine(_ bytes: [UInt8]) {
         var line = writer.bytes
         line.removeLast()
         guard let again = try? Response.parse(line) else {
-            preconditionFailure("re-serialised response does not parse: \(String(decoding: line, as: UTF8.self))")
+            return require(false, "re-serialised response does not parse: \(String(decoding: line, as: UTF8.self))")
         }
-        precondition(again == response, "response round trip changed it")
+        require(again == response, "response round trip changed it")
     }
 }

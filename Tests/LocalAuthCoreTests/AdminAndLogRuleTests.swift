@@ -122,27 +122,53 @@ final class AdminAndLogRuleTests: XCTestCase {
         XCTAssertEqual(s.emitted.first, .passcodeRejected(uid: alice, ctx: ctx(1), eval: 1, counted: true))
     }
 
-    func test_S40_failuresAreTheSecurityFailuresAndComeFirst() {
-        let failures = EventKind.allCases.filter {
-            switch $0 {
-            case .biometricFailed, .passcodeRejected: return true
-            default: return false
-            }
-        }
-        XCTAssertEqual(failures, [.biometricFailed, .passcodeRejected])
-        XCTAssertTrue(EventBody.biometricFailed(uid: 1, ctx: ctx(1), eval: 1).isSecurityFailure)
-        XCTAssertTrue(EventBody.passcodeRejected(uid: 1, ctx: nil, eval: nil, counted: false).isSecurityFailure)
-        XCTAssertFalse(EventBody.biometricMatched(uid: 1, ctx: ctx(1), eval: 1).isSecurityFailure)
-        // The failure is emitted before any event that reveals its outcome.
+    /// S-40 as the server relies on it: the reply gate holds output behind
+    /// every event whose `isDurableBeforeReply` is true, so every event that
+    /// makes a user's standing worse (a failure counted, a lockout begun) must
+    /// be one of them, and it must come before the events that reveal it.
+    /// A new failure kind the gate does not know fails here.
+    func test_S40_everyEventThatCountsAFailureHoldsTheRepliesUntilItIsDurable() {
         let s = Scenario()
         s.readyUser(alice)
         s.newContext(ctx(1), uid: alice)
-        s.failBiometry(alice, on: ctx(1), times: 3)
-        XCTAssertEqual(s.emitted.first?.kind, .biometricFailed)
-        s.evaluate(ctx(1), .owner)
-        s.feed(alice, .disconnect)
-        s.enterPasscode(ctx(1), correct: false)
-        XCTAssertEqual(s.emitted.first?.kind, .passcodeRejected)
+        s.evaluate(ctx(1), .biometrics)
+        s.feed(alice, .noMatch)
+        XCTAssertEqual(s.emitted.first?.kind, .biometricFailed, "the failure comes before the prompt that reveals it")
+        s.failBiometry(alice, on: ctx(1), times: 6)
+        var context: UInt64 = 2
+        s.newContext(ctx(context), uid: alice)
+        s.evaluate(ctx(context), .owner)
+        for _ in 0..<12 {
+            s.advance(86_400)
+            s.enterPasscode(ctx(context), correct: false)
+            if s.emitted.contains(where: { $0.kind == .passcodeRejected }) {
+                XCTAssertEqual(s.emitted.first?.kind, .passcodeRejected, "the failure comes before what reveals it")
+            }
+            if s.evaluation(ctx(context)) == nil {
+                context += 1
+                s.newContext(ctx(context), uid: alice)
+                s.evaluate(ctx(context), .owner)
+            }
+        }
+
+        var state = AuthState()
+        var worsened: [EventKind] = []
+        for event in s.log {
+            let before = state.user(alice)
+            state.apply(event)
+            let after = state.user(alice)
+            let worse = after.biometricFailures > before.biometricFailures
+                || after.passcodeFailures > before.passcodeFailures
+                || (after.biometryLockedOut && !before.biometryLockedOut)
+                || (after.adminLocked && !before.adminLocked)
+                || (after.passcodeRetryAt ?? .min) > (before.passcodeRetryAt ?? .min)
+            guard worse else { continue }
+            worsened.append(event.body.kind)
+            XCTAssertTrue(event.body.isDurableBeforeReply, "\(event.body) counts a failure but does not hold replies (S-40)")
+        }
+        XCTAssertTrue(worsened.contains(.biometricFailed), "\(worsened)")
+        XCTAssertTrue(worsened.contains(.passcodeRejected), "\(worsened)")
+        XCTAssertTrue(s.user(alice).biometryLockedOut, "the scenario reached the biometric lockout")
     }
 
     func test_S41_logRepairLeavesEveryUserLockedOutOfBiometry() {

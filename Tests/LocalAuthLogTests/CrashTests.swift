@@ -1,7 +1,6 @@
-// Kill -9 at random moments. The test binary re-runs itself as the writer
-// (`testCrashWriterChild` acts only when LOCALAUTH_CRASH_CHILD_DIR is set):
-// four threads append and wait; every durable seq is printed ("D <seq>") from
-// the onDurable hook. The parent kills it after a seeded random number of
+// Kill -9 at random moments. The writer is `localauthlog-child durable`
+// (Tests/LocalAuthLogChild): four threads append and wait; every durable seq
+// is printed ("D <seq>") from the onDurable hook. The parent kills it after a seeded random number of
 // acknowledgements, reopens, and checks that every reported seq is present,
 // verify passes and the seqs have no gap. 4 rounds; 60 with LOCALAUTH_SOAK=1.
 
@@ -12,22 +11,6 @@ import XCTest
 @testable import LocalAuthLog
 
 final class CrashTests: XCTestCase {
-    func testCrashWriterChild() throws {
-        guard let directory = ProcessInfo.processInfo.environment["LOCALAUTH_CRASH_CHILD_DIR"] else { return }
-        let log = try EventLog.open(directory, options: .init(segmentSize: 32 << 10, onDurable: { seq in
-            let line = Array("D \(seq)\n".utf8)
-            _ = line.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
-        }))
-        onThreads(4) { thread in
-            for index in 0..<20_000 {
-                guard let seq = try? log.append(time: Int64(index), keys: Fixture.keys(index + thread), payload: Fixture.payload(index)),
-                      (try? log.waitDurable(seq)) != nil
-                else { return }
-            }
-        }
-        try log.close()
-    }
-
     func testKillAtRandomMoments() throws {
         let soak = ProcessInfo.processInfo.environment["LOCALAUTH_SOAK"] == "1"
         var random = SplitMix(seed: 0x10ca_1a07)
@@ -35,9 +18,7 @@ final class CrashTests: XCTestCase {
         var everReported: UInt64 = 0
         for round in 0..<(soak ? 60 : 4) {
             let target = Int(random.next() % 300) + 1
-            let (maxReported, _) = try runChildUntilKilled(
-                test: "LocalAuthLogTests.CrashTests/testCrashWriterChild",
-                environment: ["LOCALAUTH_CRASH_CHILD_DIR": directory.path], prefix: "D ", lines: target)
+            let (maxReported, _) = try runChildUntilKilled(["durable", directory.path], prefix: "D ", lines: target)
             everReported = max(everReported, maxReported)
 
             // The daemon's sealed open (read-only: the torn tail stays) agrees with the full one.

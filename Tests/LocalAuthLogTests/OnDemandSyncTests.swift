@@ -218,25 +218,6 @@ final class OnDemandSyncTests: XCTestCase {
         XCTAssertEqual(hooks.durableSeqs, [15])
     }
 
-    /// The child of `testRecordsWrittenBeforeSIGKILLAreAllThere`: appends for
-    /// ever with `.onDemand`, never asks for durability, and prints
-    /// "W <seq>" after each `write()` returned. Acts only when
-    /// LOCALAUTH_ONDEMAND_CHILD_DIR is set.
-    func testWrittenRecordsChild() throws {
-        guard let directory = ProcessInfo.processInfo.environment["LOCALAUTH_ONDEMAND_CHILD_DIR"] else { return }
-        let preallocation = ProcessInfo.processInfo.environment["LOCALAUTH_ONDEMAND_CHILD_PREALLOC"].flatMap(Int.init) ?? 0
-        let log = try EventLog.open(
-            directory, options: .init(segmentSize: 16 << 10, syncPolicy: .onDemand, preallocation: preallocation))
-        for index in 1...2_000_000 {
-            let seq = try append(log, index)
-            if index % 3 == 0 {
-                try log.write()
-                let line = Array("W \(seq)\n".utf8)
-                _ = line.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
-            }
-        }
-    }
-
     func testRecordsWrittenBeforeSIGKILLAreAllThere() throws {
         try assertWrittenRecordsSurviveKills(preallocation: 0)
     }
@@ -252,10 +233,10 @@ final class OnDemandSyncTests: XCTestCase {
         var everWritten: UInt64 = 0
         for round in 0..<4 {
             let target = Int(random.next() % 400) + 1
+            // `localauthlog-child written` appends for ever with `.onDemand`,
+            // never asks for durability, and prints "W <seq>" after each write().
             let (maxWritten, seen) = try runChildUntilKilled(
-                test: "LocalAuthLogTests.OnDemandSyncTests/testWrittenRecordsChild",
-                environment: ["LOCALAUTH_ONDEMAND_CHILD_DIR": directory.path, "LOCALAUTH_ONDEMAND_CHILD_PREALLOC": String(preallocation)],
-                prefix: "W ", lines: target)
+                ["written", directory.path, String(preallocation)], prefix: "W ", lines: target)
             XCTAssertGreaterThanOrEqual(seen, target, "round \(round): the child wrote until killed")
             everWritten = max(everWritten, maxWritten)
             // Read-only first: what the kill left, before recovery touches it.

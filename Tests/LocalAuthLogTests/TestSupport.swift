@@ -5,6 +5,7 @@ import Foundation
 import Glibc
 import LocalAuthCore
 import LocalAuthSystem
+import LocalAuthTestSupport
 import XCTest
 
 @testable import LocalAuthLog
@@ -157,17 +158,14 @@ extension XCTestCase {
 
 /// Runs `body(i)` on `count` real threads at once and waits for all
 /// (DispatchQueue.concurrentPerform runs only as many at once as there are CPUs).
-/// Runs the test method `test` of this test binary as a child process with
-/// `environment` added, reads its "`prefix`<seq>" lines until `target` of
-/// them arrived (or it ended), kills it with SIGKILL, reads what it had
-/// printed by then, and returns the largest seq reported and how many lines.
-func runChildUntilKilled(
-    test: String, environment extra: [String: String], prefix: String, lines target: Int
-) throws -> (maxSeq: UInt64, seen: Int) {
+/// Runs `localauthlog-child ARGUMENTS` (Tests/LocalAuthLogChild), reads its
+/// "`prefix`<seq>" lines until `target` of them arrived (or it ended), kills
+/// it with SIGKILL, reads what it had printed by then, and returns the
+/// largest seq reported and how many lines.
+func runChildUntilKilled(_ arguments: [String], prefix: String, lines target: Int) throws -> (maxSeq: UInt64, seen: Int) {
     let child = Process()
-    child.executableURL = URL(fileURLWithPath: "/proc/self/exe")
-    child.arguments = [test]
-    child.environment = ProcessInfo.processInfo.environment.merging(extra) { _, new in new }
+    child.executableURL = URL(fileURLWithPath: try Binary.find("localauthlog-child"))
+    child.arguments = arguments
     let pipe = Pipe()
     child.standardOutput = pipe
     child.standardError = FileHandle.nullDevice
