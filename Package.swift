@@ -56,10 +56,10 @@ let package = Package(
         ]),
 
         // Tests.
-        .testTarget(name: "LocalAuthCoreTests", dependencies: ["LocalAuthCore"]),
-        .testTarget(name: "LocalAuthProtocolTests", dependencies: ["LocalAuthProtocol"]),
-        .testTarget(name: "LocalAuthConfigTests", dependencies: ["LocalAuthConfig", "LocalAuthCore"]),
-        .testTarget(name: "LocalAuthSystemTests", dependencies: ["LocalAuthSystem"]),
+        .testTarget(name: "LocalAuthCoreTests", dependencies: ["LocalAuthCore", "LocalAuthTestSupport"]),
+        .testTarget(name: "LocalAuthProtocolTests", dependencies: ["LocalAuthProtocol", "LocalAuthTestSupport"]),
+        .testTarget(name: "LocalAuthConfigTests", dependencies: ["LocalAuthConfig", "LocalAuthCore", "LocalAuthTestSupport"]),
+        .testTarget(name: "LocalAuthSystemTests", dependencies: ["LocalAuthSystem", "LocalAuthTestSupport"]),
         .testTarget(name: "LocalAuthLogTests", dependencies: [
             "LocalAuthLog", "LocalAuthCore", "LocalAuthSystem", "LocalAuthTestSupport",
         ]),
@@ -80,7 +80,8 @@ let package = Package(
         // exhaustive" for opticID), which SeedVerbatimTests pins exactly.
         .testTarget(name: "LocalAuthenticationSeedTests", dependencies: ["LocalAuthentication", "LocalAuthTestSupport"],
                     swiftSettings: [.swiftLanguageMode(.v5), .unsafeFlags(["-suppress-warnings"])]),
-        // Harness shared by the tests that run the real binaries (only tests use it).
+        // The one test harness (only tests use it): the daemon launcher, the
+        // protocol client, the seeded generator and the temporary directory.
         .target(name: "LocalAuthTestSupport", dependencies: ["LocalAuthProtocol", "LocalAuthSystem"],
                 path: "Tests/LocalAuthTestSupport"),
         .testTarget(name: "LocalAuthIntegrationTests", dependencies: [

@@ -6,13 +6,14 @@
 
 import XCTest
 @testable import LocalAuthCore
+import LocalAuthTestSupport
 
 /// Secrets live only in the generator's bookkeeping: the core never sees one.
 let secretPool = ["hunter2", "swordfish", "letmein!", "correct horse", "p@ss-1234"]
 
 /// Drives random commands through decide + apply, like the daemon would.
 struct RandomWorld {
-    var rng: SplitMix64
+    var rng: SeededGenerator
     var state = AuthState()
     var log: [Event] = []
     var now: Int64 = t0
@@ -38,7 +39,7 @@ struct RandomWorld {
     ]
 
     init(seed: UInt64) {
-        rng = SplitMix64(seed: seed)
+        rng = SeededGenerator(seed: seed)
     }
 
     /// The next command, with the time it runs at. May update bookkeeping

@@ -6,6 +6,7 @@
 import XCTest
 
 @testable import LocalAuthCore
+import LocalAuthTestSupport
 
 final class UserTableTests: XCTestCase {
     private func user(_ n: Int) -> UserState {
@@ -19,7 +20,7 @@ final class UserTableTests: XCTestCase {
     func testBehavesAsADictionaryUnderRandomOperations() {
         var table = UserTable()
         var model: [UserID: UserState] = [:]
-        var random = SplitMix64(seed: 42)
+        var random = SeededGenerator(seed: 42)
         for step in 0..<20_000 {
             let uid = UserID(random.next() % 64)
             switch random.next() % 5 {

@@ -22,7 +22,7 @@ final class AuditVerbTests: CtlTestCase {
             XCTAssertTrue(err.contains("permission denied"), "\(verb): \(err)")
             XCTAssertFalse(err.contains("No event log"), "\(verb): \(err)")
         }
-        let missing = try ctl(["verify", "-D", daemon.directory + "/no-such-state"])
+        let missing = try ctl(["verify", "-D", daemon.directory.path + "/no-such-state"])
         XCTAssertEqual(missing.code, 1)
         XCTAssertTrue(missing.err.contains("No event log in"), missing.err)
     }
@@ -174,8 +174,8 @@ final class AuditVerbTests: CtlTestCase {
 
 final class CorruptionTests: XCTestCase {
     /// A stopped daemon's state directory with several segments (SegmentSize=4K).
-    func makeLog() throws -> TestDaemon {
-        let daemon = try TestDaemon(configuration: "[Biometry]\nType=touchID\n[Log]\nSegmentSize=4K\n")
+    func makeLog() throws -> DaemonProcess {
+        let daemon = try DaemonProcess(configuration: "[Biometry]\nType=touchID\n[Log]\nSegmentSize=4K\n", options: .forClients)
         let admin = try Admin(daemon.socketPath)
         try admin.ok("set-passcode secret=1234")
         for i in 0..<40 {
@@ -188,13 +188,13 @@ final class CorruptionTests: XCTestCase {
         return daemon
     }
 
-    func segments(_ daemon: TestDaemon) throws -> [String] {
+    func segments(_ daemon: DaemonProcess) throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory + "/log").filter { $0.hasSuffix(".seg") }.sorted()
     }
 
     /// A fresh copy of the state directory to break.
-    func copy(_ daemon: TestDaemon, _ name: String) throws -> String {
-        let target = daemon.directory + "/" + name
+    func copy(_ daemon: DaemonProcess, _ name: String) throws -> String {
+        let target = daemon.directory.path + "/" + name
         try? FileManager.default.removeItem(atPath: target)
         try FileManager.default.copyItem(atPath: daemon.stateDirectory, toPath: target)
         return target
@@ -253,7 +253,7 @@ final class CorruptionTests: XCTestCase {
         var data = try Data(contentsOf: URL(fileURLWithPath: path))
         data[data.count / 2] ^= 0x40
         try data.write(to: URL(fileURLWithPath: path))
-        let repaired = try ctl(["repair", "-D", dir, "--socket", daemon.directory + "/no-daemon"])
+        let repaired = try ctl(["repair", "-D", dir, "--socket", daemon.directory.path + "/no-daemon"])
         XCTAssertEqual(repaired.code, 0, repaired.out + repaired.err)
         XCTAssertEqual(try ctl(["verify", "-D", dir]).code, 0)
         let last = try ctl(["log", "-D", dir, "-o", "json", "--no-pager"]).lines.last.map { jsonObject($0) } ?? [:]

@@ -78,9 +78,9 @@ final class ConventionTests: CtlTestCase {
         result = try ctl(["call", "bogus-verb"] + socket)
         XCTAssertEqual(result.code, 3, result.out)
         // 4: unreachable.
-        result = try ctl(["status", "--socket", daemon.directory + "/no-such-socket"])
+        result = try ctl(["status", "--socket", daemon.directory.path + "/no-such-socket"])
         XCTAssertEqual(result.code, 4, result.err)
-        result = try ctl(["evaluate", "--socket", daemon.directory + "/no-such-socket"])
+        result = try ctl(["evaluate", "--socket", daemon.directory.path + "/no-such-socket"])
         XCTAssertEqual(result.code, 4, result.err)
         // 2: bad usage.
         result = try ctl(["status", "--frobnicate"] + socket)

@@ -1,5 +1,5 @@
 // localauthctl for these tests (the daemon is LocalAuthTestSupport's
-// TestDaemon): `ctl(...)` runs localauthctl as a whole command line (stdin from a string,
+// DaemonProcess): `ctl(...)` runs localauthctl as a whole command line (stdin from a string,
 // stdout and stderr captured). The test process is root, the administrator.
 // Timeouts here are safety nets only, never assertions.
 import Foundation

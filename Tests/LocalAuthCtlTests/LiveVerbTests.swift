@@ -8,18 +8,18 @@ import LocalAuthTestSupport
 import XCTest
 
 class CtlTestCase: XCTestCase {
-    var daemon: TestDaemon!
+    var daemon: DaemonProcess!
     var admin: Admin!
     var socket: [String] { ["--socket", daemon.socketPath] }
 
     override func setUpWithError() throws {
-        daemon = try TestDaemon()
+        daemon = try DaemonProcess(options: .forClients)
         admin = try Admin(daemon.socketPath)
     }
 
     override func tearDown() {
         admin = nil
-        if let daemon, daemon.pid != 0 { XCTAssertEqual(daemon.stop(), 0, daemon.stderr) }
+        if let daemon, daemon.isRunning { XCTAssertEqual(daemon.stop(), 0, daemon.stderr) }
         daemon = nil
         super.tearDown()
     }

@@ -9,7 +9,7 @@ import XCTest
 
 final class LogFollowTests: XCTestCase {
     func testFollowPrintsEventsWrittenIntoPreallocatedSpace() throws {
-        let daemon = try TestDaemon()
+        let daemon = try DaemonProcess(options: .forClients)
         defer { XCTAssertEqual(daemon.stop(), 0, daemon.stderr) }
         let admin = try Admin(daemon.socketPath)
         try admin.ok("set-passcode secret=1234")
@@ -29,7 +29,7 @@ final class LogFollowTests: XCTestCase {
     }
 
     func testFollowPrintsEachEventOnceAcrossSegmentRotations() throws {
-        let daemon = try TestDaemon(configuration: "[Biometry]\nType=touchID\n[Log]\nSegmentSize=4K\n")
+        let daemon = try DaemonProcess(configuration: "[Biometry]\nType=touchID\n[Log]\nSegmentSize=4K\n", options: .forClients)
         defer { XCTAssertEqual(daemon.stop(), 0, daemon.stderr) }
         let admin = try Admin(daemon.socketPath)
         let follower = try Follower(daemon.stateDirectory)
@@ -57,7 +57,7 @@ final class LogFollowTests: XCTestCase {
         XCTAssertEqual(follower.objects.map { $0["seq"] as? Int ?? -1 }, Array(1...last), "no event twice, none skipped")
     }
 
-    private func lastSeq(_ daemon: TestDaemon) throws -> Int {
+    private func lastSeq(_ daemon: DaemonProcess) throws -> Int {
         let result = try ctl(["log", "-D", daemon.stateDirectory, "-o", "json", "--no-pager"])
         XCTAssertEqual(result.code, 0, result.err)
         return result.lines.last.flatMap { jsonObject($0)["seq"] as? Int } ?? 0

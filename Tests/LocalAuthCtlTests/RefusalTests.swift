@@ -41,7 +41,7 @@ final class RefusalTests: CtlTestCase {
     }
 
     func testImpossibleCalendarDatesAreUsageErrors() throws {
-        let missing = daemon.directory + "/no-such-state"
+        let missing = daemon.directory.path + "/no-such-state"
         for date in ["2026-02-30T00:00:00Z", "2026-02-29", "2026-04-31T12:00:00+02:00", "2100-02-29T00:00:00Z"] {
             for option in ["--since", "--until"] {
                 let result = try ctl(["log", "-D", missing, option, date, "--no-pager"])

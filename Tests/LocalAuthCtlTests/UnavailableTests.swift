@@ -9,7 +9,7 @@ import XCTest
 
 final class UnavailableTests: XCTestCase {
     func testARefusingDaemonIsReportedWithItsOwnWordsNotAsUnreachable() throws {
-        let directory = try TempDirectory()
+        let directory = TemporaryDirectory()
         let path = directory.path + "/socket"
         let listener = try UnixSocket.listen(path: path)
         let message = "The event log cannot record events; refusing to act."

@@ -12,7 +12,7 @@ import XCTest
 
 final class FprintdStack {
     static let fprintd = "/usr/libexec/fprintd"
-    let directory: TempDirectory
+    let directory: TemporaryDirectory
     var bus: String { "unix:path=\(directory.path)/bus" }
     var deviceSocket: String { directory.path + "/virtual-device" }
     private var busPID: pid_t = 0
@@ -27,7 +27,7 @@ final class FprintdStack {
         }
         let probe = try runToCompletion("/usr/bin/python3", ["-c", "import dbusmock, dbus"])
         guard probe.0 == 0 else { throw XCTSkip("python3-dbusmock / python3-dbus are not installed: \(probe.2)") }
-        directory = try TempDirectory(prefix: "/tmp/localauth-fprintd-")
+        directory = TemporaryDirectory(prefix: "localauth-fprintd-")
         for sub in ["state", "run"] { mkdir(directory.path + "/" + sub, 0o700) }
         busPID = try spawn("/usr/bin/dbus-daemon", ["--session", "--nofork", "--nopidfile", "--address=\(bus)"],
                            stderrPath: directory.path + "/dbus.log")

@@ -10,10 +10,10 @@ import XCTest
 
 final class ShadowBackendTests: IntegrationTestCase {
     static let password = "correct horse"
-    private var shadowDirectory: TempDirectory!
+    private var shadowDirectory: TemporaryDirectory!
 
     override func setUpWithError() throws {
-        shadowDirectory = try TempDirectory()
+        shadowDirectory = TemporaryDirectory()
     }
 
     var shadowPath: String { shadowDirectory.path + "/shadow" }

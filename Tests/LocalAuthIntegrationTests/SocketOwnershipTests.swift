@@ -14,7 +14,7 @@ final class SocketOwnershipTests: IntegrationTestCase {
         let client = try first.connect()
         XCTAssertOK(try client.request("p1 ping"))
 
-        let other = try TempDirectory()
+        let other = TemporaryDirectory()
         let secondState = other.path + "/state"
         let (code, _, stderr) = try runToCompletion(
             first.binary, ["--config", first.configPath, "--socket", first.socketPath, "--state-dir", secondState],

@@ -9,6 +9,7 @@ import LocalAuthSystem
 import XCTest
 
 @testable import LocalAuthLog
+import LocalAuthTestSupport
 
 final class AnchoredLogTests: XCTestCase {
     private let alice: UserID = 1000

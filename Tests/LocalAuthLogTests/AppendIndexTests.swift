@@ -4,6 +4,7 @@ import Foundation
 import LocalAuthCore
 @testable import LocalAuthLog
 import XCTest
+import LocalAuthTestSupport
 
 final class AppendIndexTests: XCTestCase {
     /// Appends records 1...count in turns of `turn` records, each turn

@@ -7,6 +7,7 @@ import LocalAuthSystem
 import XCTest
 
 @testable import LocalAuthLog
+import LocalAuthTestSupport
 
 final class ChainDefinitionTests: XCTestCase {
     func testStreamFedInPiecesEqualsOneHash() {

@@ -7,6 +7,7 @@ import LocalAuthSystem
 import XCTest
 
 @testable import LocalAuthLog
+import LocalAuthTestSupport
 
 final class CorruptionTests: XCTestCase {
     /// Byte ranges of the record fields (FORMAT.md "Record").

@@ -9,11 +9,12 @@ import Glibc
 import XCTest
 
 @testable import LocalAuthLog
+import LocalAuthTestSupport
 
 final class CrashTests: XCTestCase {
     func testKillAtRandomMoments() throws {
         let soak = ProcessInfo.processInfo.environment["LOCALAUTH_SOAK"] == "1"
-        var random = SplitMix(seed: 0x10ca_1a07)
+        var random = SeededGenerator(seed: 0x10ca_1a07)
         let directory = TemporaryDirectory()
         var everReported: UInt64 = 0
         for round in 0..<(soak ? 60 : 4) {
@@ -41,8 +42,8 @@ final class CrashTests: XCTestCase {
     }
 }
 
-/// A small seeded generator (SplitMix64), so failures can be replayed.
-struct SplitMix {
+/// A small seeded generator (SeededGenerator), so failures can be replayed.
+struct SeededGenerator {
     var state: UInt64
     init(seed: UInt64) { state = seed }
     mutating func next() -> UInt64 {

@@ -10,6 +10,7 @@ import Synchronization
 import XCTest
 
 @testable import LocalAuthLog
+import LocalAuthTestSupport
 
 final class GroupCommitTests: XCTestCase {
     override func tearDown() {

@@ -14,6 +14,7 @@ import Synchronization
 import XCTest
 
 @testable import LocalAuthLog
+import LocalAuthTestSupport
 
 /// What the log's hooks were called with, in order.
 final class LogHooks: Sendable {
@@ -228,7 +229,7 @@ final class OnDemandSyncTests: XCTestCase {
     }
 
     private func assertWrittenRecordsSurviveKills(preallocation: Int) throws {
-        var random = SplitMix(seed: 0x0d_e4a0d)
+        var random = SeededGenerator(seed: 0x0d_e4a0d)
         let directory = TemporaryDirectory()
         var everWritten: UInt64 = 0
         for round in 0..<4 {
@@ -364,7 +365,7 @@ final class OnDemandSyncTests: XCTestCase {
         onThreads(2) { thread in
             if thread == 0 {
                 defer { appending.store(false, ordering: .releasing) }
-                var random = SplitMix(seed: 0x5eed_0e5)
+                var random = SeededGenerator(seed: 0x5eed_0e5)
                 do {
                     for index in 1...count {
                         let seq = try log.append(time: Fixture.time(index), keys: Fixture.keys(index), payload: Fixture.payload(index))
@@ -551,7 +552,7 @@ final class OnDemandSyncTests: XCTestCase {
     /// durable (FORMAT.md "Durability": no seq after the last durable one is
     /// ever acknowledged), and `firstNotDurable` stays `durableSeq + 1`.
     func testNothingBecomesDurableAfterAWriteFailedOnTheCallersThread() throws {
-        var random = SplitMix(seed: 0xfa11)
+        var random = SeededGenerator(seed: 0xfa11)
         var violations: [String] = []
         for round in 0..<40 {
             let directory = TemporaryDirectory()

@@ -8,6 +8,7 @@ import LocalAuthSystem
 import XCTest
 
 @testable import LocalAuthLog
+import LocalAuthTestSupport
 
 final class PreallocationTests: XCTestCase {
     private let step = 4096

@@ -7,6 +7,7 @@ import LocalAuthSystem
 import XCTest
 
 @testable import LocalAuthLog
+import LocalAuthTestSupport
 
 final class SnapshotTests: XCTestCase {
     private func logWithSnapshots() throws -> (TemporaryDirectory, EventLog) {

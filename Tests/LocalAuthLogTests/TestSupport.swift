@@ -1,5 +1,6 @@
-// Helpers shared by the log tests: temporary state directories, records with
-// predictable contents, and byte surgery on segment files.
+// Helpers shared by the log tests: records with predictable contents, byte
+// surgery on segment files, and the child writer the crash tests kill (the
+// temporary directories are LocalAuthTestSupport's).
 
 import Foundation
 import Glibc
@@ -29,34 +30,6 @@ enum Fixture {
     }
 
     static func time(_ index: Int) -> Int64 { 1_764_000_000_000_000 + Int64(index) * 1_000 - (index % 7 == 0 ? Int64.max / 2 : 0) }
-}
-
-final class TemporaryDirectory {
-    let path: String
-
-    /// `inMemory`: on tmpfs, where fsync is free (for the tests that damage a
-    /// log at every byte; durability itself is tested on disk).
-    init(inMemory: Bool = false) {
-        let base = inMemory && access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp"
-        var template = Array("\(base)/localauthlog-test-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { fatalError("mkdtemp failed") }
-        path = String(cString: made)
-    }
-
-    deinit { remove(path) }
-
-    var log: String { path + "/log" }
-
-    private func remove(_ path: String) {
-        if let entries = try? Directory.entries(path) {
-            for entry in entries {
-                let child = path + "/" + entry
-                var info = stat()
-                if lstat(child, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR { remove(child) } else { unlink(child) }
-            }
-        }
-        rmdir(path)
-    }
 }
 
 extension XCTestCase {

@@ -3,6 +3,7 @@
 import Foundation
 import LocalAuthProtocol
 import XCTest
+import LocalAuthTestSupport
 
 final class Base64Tests: XCTestCase {
     func testRoundTripsAtEveryLengthAndMatchesFoundation() {

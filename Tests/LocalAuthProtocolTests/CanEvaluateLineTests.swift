@@ -8,6 +8,7 @@
 import XCTest
 
 @testable import LocalAuthProtocol
+import LocalAuthTestSupport
 
 final class CanEvaluateLineTests: XCTestCase {
     static let ctx = "0123456789abcdef0123456789ABCDEF"

@@ -3,6 +3,7 @@
 
 import XCTest
 @testable import LocalAuthProtocol
+import LocalAuthTestSupport
 
 final class FuzzTests: XCTestCase {
     func testRandomGarbageNeverCrashes() {

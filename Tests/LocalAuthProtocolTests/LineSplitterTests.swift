@@ -2,6 +2,7 @@
 
 import XCTest
 @testable import LocalAuthProtocol
+import LocalAuthTestSupport
 
 final class LineSplitterTests: XCTestCase {
     enum Out: Equatable {

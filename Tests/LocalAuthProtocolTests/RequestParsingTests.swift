@@ -3,6 +3,7 @@
 
 import XCTest
 @testable import LocalAuthProtocol
+import LocalAuthTestSupport
 
 final class RequestParsingTests: XCTestCase {
     func assertRequest(

@@ -6,6 +6,7 @@
 
 import LocalAuthProtocol
 import XCTest
+import LocalAuthTestSupport
 
 final class RequestScannerTests: XCTestCase {
     // MARK: Ranges

@@ -4,6 +4,7 @@
 
 import XCTest
 @testable import LocalAuthProtocol
+import LocalAuthTestSupport
 
 final class ResponseTests: XCTestCase {
     func text(_ build: (inout LineWriter) -> Void) -> String {

@@ -114,7 +114,7 @@ final class ClockTests: ReliabilityTestCase {
         guard let library = Self.faketimeLibraries.first(where: { access($0, R_OK) == 0 }) else {
             throw XCTSkip("libfaketime is not installed (apt-get install faketime)")
         }
-        let offsets = try TempDirectory()
+        let offsets = TemporaryDirectory()
         let offsetFile = offsets.path + "/faketime"
         try "+1d\n".write(toFile: offsetFile, atomically: true, encoding: .utf8)
         chmod(offsets.path, 0o755)

@@ -67,7 +67,7 @@ final class LoadWorker: @unchecked Sendable {
     let passcode: String
     let observations: Observations
     let killed: Flag
-    var random: SeededRandom
+    var random: SeededGenerator
     var tagCounter = 0
     var finishedTags: Set<String> = []
     /// Contexts left open on purpose (they end with the connection, S-14/S-15).
@@ -83,7 +83,7 @@ final class LoadWorker: @unchecked Sendable {
         self.passcode = passcode
         self.observations = observations
         self.killed = killed
-        random = SeededRandom(seed: seed)
+        random = SeededGenerator(seed: seed)
     }
 
     func tag(_ prefix: String) -> String {
@@ -223,7 +223,7 @@ final class CrashLoopTests: ReliabilityTestCase {
     func testCrashLoopUnderLoadNeverLosesAShownFailure() throws {
         let cycles = Harness.soak ? (Harness.environmentInt("LOCALAUTH_SOAK_CYCLES") ?? 60) : 3
         let seed = UInt64(Harness.environmentInt("LOCALAUTH_SEED") ?? 1)
-        var random = SeededRandom(seed: seed)
+        var random = SeededGenerator(seed: seed)
         let daemon = try startDaemon(configuration: configuration(
             daemon: ["MaxContextsPerConnection=64"],
             biometry: ["LockoutThreshold=5"],

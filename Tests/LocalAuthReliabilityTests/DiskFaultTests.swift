@@ -12,8 +12,8 @@ import XCTest
 
 final class DiskFaultTests: ReliabilityTestCase {
     /// A tmpfs of `size` mounted in a fresh temp dir; nil (skip) when mounting is not allowed.
-    func tinyFilesystem(_ size: String) throws -> TempDirectory {
-        let directory = try TempDirectory()
+    func tinyFilesystem(_ size: String) throws -> TemporaryDirectory {
+        let directory = TemporaryDirectory()
         let mountPoint = directory.path + "/mnt"
         mkdir(mountPoint, 0o755)
         let (code, _, err) = try runToCompletion("/usr/bin/mount", ["-t", "tmpfs", "-o", "size=\(size),mode=0755", "tmpfs", mountPoint])
@@ -200,7 +200,7 @@ final class DiskFaultTests: ReliabilityTestCase {
     /// unreadable must stop the start (fail closed, S-41) with a message.
     func testAnUnreadableLogSegmentStopsTheStart() throws {
         let uid: UInt32 = 1005
-        let base = try TempDirectory()
+        let base = TemporaryDirectory()
         let state = base.path + "/state"
         mkdir(state, 0o700)
         chown(state, uid, uid)
@@ -233,7 +233,7 @@ final class DiskFaultTests: ReliabilityTestCase {
     /// answer from memory, and after the directory is fixed a restart recovers.
     func testAStateDirectoryThatBecomesUnwritableFailsClosed() throws {
         let uid: UInt32 = 1005
-        let base = try TempDirectory()
+        let base = TemporaryDirectory()
         let state = base.path + "/state"
         mkdir(state, 0o700)
         chown(state, uid, uid)
@@ -281,7 +281,7 @@ final class DiskFaultTests: ReliabilityTestCase {
         let store = SnapshotStore(directory: daemon.stateDirectory)
         let seqs = try store.list()
         XCTAssertFalse(seqs.isEmpty, "no snapshot was written")
-        var random = SeededRandom(seed: 41)
+        var random = SeededGenerator(seed: 41)
         for (variant, seq) in seqs.enumerated() {
             let path = store.path(seq)
             switch variant % 3 {

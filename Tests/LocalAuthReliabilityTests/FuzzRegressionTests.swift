@@ -61,7 +61,7 @@ final class FuzzRegressionTests: XCTestCase {
     }
 
     func testLogInputs() throws {
-        let directory = try TempDirectory()
+        let directory = TemporaryDirectory()
         logFuzzWork(in: directory.path)
         run("log", logFuzzOne)
     }

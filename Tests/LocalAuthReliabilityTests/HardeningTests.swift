@@ -12,7 +12,7 @@ final class HardeningTests: ReliabilityTestCase {
     /// uid it runs as. As root, the daemon runs as nobody so that this shows.
     func testTheDaemonIsNotDumpable() throws {
         let asNobody = getuid() == 0
-        let base = try TempDirectory()
+        let base = TemporaryDirectory()
         let state = base.path + "/state"
         if asNobody {
             mkdir(state, 0o700)

@@ -220,7 +220,7 @@ final class HostileClientTests: ReliabilityTestCase {
         let sameUID = try daemon.connect()
         let otherUID = try daemon.connect(asUID: nobody)
         let wrongGuess = Secrets.make("Gu3ssedPass")
-        var rng = SeededRandom(seed: 8)
+        var rng = SeededGenerator(seed: 8)
         let guesses = [ctx, ctx.uppercased(), String(ctx.dropLast()), ctx + "0", "0", String(repeating: "0", count: 32)]
             + (0..<20).map { _ in (0..<32).map { _ in String(Int.random(in: 0..<16, using: &rng), radix: 16) }.joined() }
         for intruder in [sameUID, otherUID] {

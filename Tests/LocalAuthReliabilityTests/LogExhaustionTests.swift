@@ -259,8 +259,8 @@ final class LogExhaustionTests: ReliabilityTestCase {
     }
 
     /// A tmpfs of `size` in a fresh temp dir; skipped when mounting is not allowed.
-    func tinyFilesystem(_ size: String) throws -> TempDirectory {
-        let directory = try TempDirectory()
+    func tinyFilesystem(_ size: String) throws -> TemporaryDirectory {
+        let directory = TemporaryDirectory()
         let mountPoint = directory.path + "/mnt"
         mkdir(mountPoint, 0o755)
         let (code, _, err) = try runToCompletion("/usr/bin/mount", ["-t", "tmpfs", "-o", "size=\(size),mode=0755", "tmpfs", mountPoint])

@@ -1,5 +1,6 @@
 import LocalAuthSystem
 import XCTest
+import LocalAuthTestSupport
 
 final class CRC32CTests: XCTestCase {
     func testKnownVectors() {
@@ -18,7 +19,7 @@ final class CRC32CTests: XCTestCase {
     }
 
     func testHardwareAndTablePathsAgree() {
-        var generator = SplitMix(seed: 42)
+        var generator = SeededGenerator(seed: 42)
         let buffer = (0..<4200).map { _ in UInt8.random(in: 0...255, using: &generator) }
         buffer.withUnsafeBytes { raw in
             for offset in 0..<9 {
@@ -46,7 +47,7 @@ final class SHA256Tests: XCTestCase {
     }
 
     func testTwoPartHashIsTheHashOfTheConcatenation() {
-        var generator = SplitMix(seed: 7)
+        var generator = SeededGenerator(seed: 7)
         for (first, second) in [(0, 0), (0, 3), (32, 0), (32, 80), (55, 9), (64, 64), (1000, 1)] {
             let a = (0..<first).map { _ in UInt8.random(in: 0...255, using: &generator) }
             let b = (0..<second).map { _ in UInt8.random(in: 0...255, using: &generator) }
@@ -57,15 +58,3 @@ final class SHA256Tests: XCTestCase {
     }
 }
 
-/// A seeded generator, so a failing case can be replayed.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -1,14 +1,16 @@
 import Glibc
 import LocalAuthSystem
+import LocalAuthTestSupport
 import XCTest
 
 final class FileTests: XCTestCase {
-    var directory = ""
+    private var scratch: TemporaryDirectory?
+    var directory: String { scratch!.path }
 
-    override func setUpWithError() throws { directory = try makeTemporaryDirectory() }
+    override func setUp() { scratch = TemporaryDirectory() }
     override func tearDown() {
         FaultInjection.reset()
-        removeTree(directory)
+        scratch = nil
     }
 
     func testAtomicWriteLeavesContentModeAndNoTemporaryFile() throws {

@@ -1,11 +1,12 @@
 import Glibc
 import LocalAuthSystem
+import LocalAuthTestSupport
 import XCTest
 
 final class SystemdTests: XCTestCase {
     func testNotifyReachesNotifySocket() throws {
-        let directory = try makeTemporaryDirectory()
-        defer { removeTree(directory) }
+        let scratch = TemporaryDirectory()
+        let directory = scratch.path
         let path = directory + "/notify"
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
         XCTAssertGreaterThanOrEqual(fd, 0)

@@ -4,6 +4,7 @@
 import Foundation
 import XCTest
 @testable import LocalAuthSystem
+import LocalAuthTestSupport
 
 final class ShadowFileTests: XCTestCase {
     let text = """
@@ -39,8 +40,8 @@ final class ShadowFileTests: XCTestCase {
     }
 
     func test_S44_aFileLargerThanItsBoundIsRefusedAndAMissingOneThrows() throws {
-        let directory = try makeTemporaryDirectory()
-        defer { removeTree(directory) }
+        let scratch = TemporaryDirectory()
+        let directory = scratch.path
         let path = directory + "/shadow"
         XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data(count: 4097)))
         XCTAssertThrowsError(try ShadowFile.withContents(path, maxSize: 4096) { $0.count })

@@ -1,15 +1,17 @@
 import Glibc
 import LocalAuthSystem
+import LocalAuthTestSupport
 import XCTest
 
 final class SocketTests: XCTestCase {
-    var directory = ""
+    private var scratch: TemporaryDirectory?
+    var directory: String { scratch!.path }
 
     override func setUpWithError() throws {
-        directory = try makeTemporaryDirectory()
+        scratch = TemporaryDirectory()
         Signals.ignoreBrokenPipe()
     }
-    override func tearDown() { removeTree(directory) }
+    override func tearDown() { scratch = nil }
 
     func testListenAcceptRoundTripWithPeerCredentials() throws {
         let path = directory + "/sock"

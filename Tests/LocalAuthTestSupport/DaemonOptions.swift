@@ -2,7 +2,8 @@
 // suite's plain daemon; the reliability suite asks for a state directory of
 // its own (a tiny tmpfs), another uid (setpriv), extra environment
 // (libfaketime), output kept across restarts for the secret scan, a probe
-// that waits out daemons that accept and then refuse, and longer safety nets.
+// that waits out daemons that accept and then refuse, and longer safety nets;
+// the client-side suites (LAContext, localauthctl) have the socket exported.
 
 extension DaemonProcess {
     public struct Options {
@@ -21,10 +22,13 @@ extension DaemonProcess {
         public var patientProbe: Bool
         /// Seconds to wait for the socket, and for an exit after each signal.
         public var safetyNet: Double
+        /// Once listening, point LOCALAUTHD_SOCKET at it (for the client-side
+        /// suites: `LAContext()` and localauthctl then reach it unchanged).
+        public var exportsSocket: Bool
 
         public init(extraArguments: [String] = [], stateDirectory: String? = nil, runAsUID: UInt32? = nil,
                     environment: [String: String] = [:], appendOutput: Bool = false, patientProbe: Bool = false,
-                    safetyNet: Double = 20) {
+                    safetyNet: Double = 20, exportsSocket: Bool = false) {
             self.extraArguments = extraArguments
             self.stateDirectory = stateDirectory
             self.runAsUID = runAsUID
@@ -32,6 +36,12 @@ extension DaemonProcess {
             self.appendOutput = appendOutput
             self.patientProbe = patientProbe
             self.safetyNet = safetyNet
+            self.exportsSocket = exportsSocket
         }
     }
+}
+
+extension DaemonProcess.Options {
+    /// The client-side suites' daemon: the defaults, with LOCALAUTHD_SOCKET exported.
+    public static var forClients: Self { Self(exportsSocket: true) }
 }

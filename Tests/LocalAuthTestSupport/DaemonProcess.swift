@@ -1,5 +1,5 @@
-// DaemonProcess: the real `localauthd` binary in a throwaway directory, for
-// the integration and reliability suites (Options says how it runs).
+// DaemonProcess: the real `localauthd` binary in a throwaway directory, the
+// one daemon launcher of every suite that runs it (Options says how it runs).
 //
 // Each instance owns a temp dir holding a config file, a state directory and
 // a socket directory (0755, so that a second uid can reach the 0666 socket).
@@ -19,7 +19,7 @@ public final class DaemonProcess {
 
         """
 
-    public let directory: TempDirectory
+    public let directory: TemporaryDirectory
     public let binary: String
     public let configPath: String
     public let socketPath: String
@@ -47,7 +47,7 @@ public final class DaemonProcess {
                 start: Bool = true) throws {
         Harness.prepareTestProcess()
         binary = try Binary.localauthd()
-        directory = try TempDirectory()
+        directory = TemporaryDirectory()
         configPath = directory.path + "/localauthd.conf"
         socketPath = directory.path + "/run/socket"
         stateDirectory = options.stateDirectory ?? directory.path + "/state"
@@ -75,7 +75,11 @@ public final class DaemonProcess {
         starts += 1
         let deadline = Date().addingTimeInterval(options.safetyNet)
         while true {
-            if try probe() { return }
+            if try probe() {
+                // `LAContext()` and localauthctl find the daemon through it.
+                if options.exportsSocket { setenv("LOCALAUTHD_SOCKET", socketPath, 1) }
+                return
+            }
             if let code = waitForExit(child, timeout: 0) {
                 pid = nil
                 lastExitCode = code

@@ -117,7 +117,7 @@ public func waitForExit(_ pid: pid_t, timeout: Double) -> Int32? {
 /// Runs a program to completion: (exit code, stdout, stderr).
 public func runToCompletion(_ path: String, _ arguments: [String], timeout: Double = 60,
                      environment: [String: String] = [:]) throws -> (Int32, String, String) {
-    let directory = try TempDirectory()
+    let directory = TemporaryDirectory()
     let out = directory.path + "/stdout", err = directory.path + "/stderr"
     let pid = try spawn(path, arguments, stdoutPath: out, stderrPath: err, environment: environment)
     guard let code = waitForExit(pid, timeout: timeout) else {
@@ -134,24 +134,4 @@ public func readText(_ path: String) -> String {
 
 public func readBytes(_ path: String) -> [UInt8] {
     (try? Array(Data(contentsOf: URL(fileURLWithPath: path)))) ?? []
-}
-
-/// mkdtemp, chmod 0755, removed on deinit (after unmounting anything mounted inside).
-public final class TempDirectory {
-    public let path: String
-    public var mounts: [String] = []
-
-    public init(prefix: String = "/tmp/localauth-test-") throws {
-        var template = Array("\(prefix)XXXXXX".utf8CString)
-        guard let result = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            throw HarnessError("mkdtemp: \(String(cString: strerror(errno)))")
-        }
-        path = String(cString: result)
-        chmod(path, 0o755)
-    }
-
-    deinit {
-        for mount in mounts.reversed() { _ = try? runToCompletion("/usr/bin/umount", ["-l", mount]) }
-        try? FileManager.default.removeItem(atPath: path)
-    }
 }

@@ -33,12 +33,12 @@ final class SeedDelegate: NSObject, ZTBiometricDelegate {
 }
 
 final class SeedRunTests: XCTestCase {
-    var daemon: TestDaemon!
+    var daemon: DaemonProcess!
     var admin: Admin!
     let prompts = PromptSignal()
 
     override func setUpWithError() throws {
-        daemon = try TestDaemon()
+        daemon = try DaemonProcess(options: .forClients)
         admin = try Admin(daemon.socketPath)
         LAContext.defaultPromptHandler = prompts
     }

@@ -1,4 +1,4 @@
-// What these tests add to LocalAuthTestSupport's TestDaemon and Admin (a
+// What these tests add to LocalAuthTestSupport's DaemonProcess and Admin (a
 // daemon in a temp directory that `LAContext()` reaches through
 // LOCALAUTHD_SOCKET; the root test process as its administrator): a prompt
 // handler the tests script, and a box for replies. Timeouts here are safety

@@ -8,14 +8,14 @@ import LocalAuthTestSupport
 import XCTest
 
 class LiveTestCase: XCTestCase {
-    var daemon: TestDaemon!
+    var daemon: DaemonProcess!
     var admin: Admin!
 
     /// The daemon's configuration for this class.
     class var configuration: String { "[Biometry]\nType=touchID\nPromptTimeoutSec=60\n" }
 
     override func setUpWithError() throws {
-        daemon = try TestDaemon(configuration: Self.configuration)
+        daemon = try DaemonProcess(configuration: Self.configuration, options: .forClients)
         admin = try Admin(daemon.socketPath)
         LAContext.defaultPromptHandler = nil
     }

@@ -127,7 +127,7 @@ final class RightStoreTests: LiveTestCase {
         XCTAssertEqual(keyMode as? Int, 0o600)
         let storeMode = try FileManager.default.attributesOfItem(atPath: daemon.stateDirectory + "/rights")[.posixPermissions]
         XCTAssertEqual(storeMode as? Int, 0o600)
-        var places = [daemon.directory + "/stderr", daemon.directory + "/stdout"]
+        var places = [daemon.directory.path + "/stderr", daemon.directory.path + "/stdout"]
         if let files = FileManager.default.enumerator(atPath: daemon.stateDirectory) {
             for case let name as String in files { places.append(daemon.stateDirectory + "/" + name) }
         }
