@@ -1,6 +1,6 @@
-// Seed 000, verbatim: the article's code as SeedVerbatimTests holds it (the same
-// text, byte for byte after this header), compiled in Swift 5 mode and run by
-// SeedRunTests against a live daemon.
+// Seed 000, verbatim: the article's code (its one copy), byte for byte after
+// this header, compiled in Swift 5 mode and run by SeedRunTests against a live
+// daemon; SeedVerbatimTests type-checks this file and pins its diagnostics.
 import LocalAuthentication
 
 enum BiometryCheckResult {
