@@ -12,7 +12,7 @@ import LocalAuthTestSupport
 import XCTest
 
 final class AuditGroupTests: XCTestCase {
-    var daemon: TestDaemon!
+    var daemon: DaemonProcess!
     var audit: UInt32 = 0
     var admins: UInt32 = 0
 
@@ -23,13 +23,13 @@ final class AuditGroupTests: XCTestCase {
             throw XCTSkip("needs the groups staff and users")
         }
         (audit, admins) = (staff, users)
-        daemon = try TestDaemon(configuration: Self.configuration(groups: true))
-        // The test's own temporary directory is 0700; the state directory's modes are the daemon's.
-        XCTAssertEqual(chmod(daemon.directory, 0o711), 0)
+        daemon = try DaemonProcess(configuration: Self.configuration(groups: true), options: .forClients)
+        // Traversal only for others (0711): the state directory's modes are the daemon's.
+        XCTAssertEqual(chmod(daemon.directory.path, 0o711), 0)
     }
 
     override func tearDown() {
-        if let daemon, daemon.pid != 0 { XCTAssertEqual(daemon.stop(), 0, daemon.stderr) }
+        if let daemon, daemon.isRunning { XCTAssertEqual(daemon.stop(), 0, daemon.stderr) }
         daemon = nil
         super.tearDown()
     }
@@ -118,7 +118,7 @@ final class AuditGroupTests: XCTestCase {
         XCTAssertEqual(try ctlAsNobody(["verify", "-D", state], groups: [audit]).code, 0)
         XCTAssertEqual(daemon.stop(), 0, daemon.stderr)
 
-        try Self.configuration(groups: false).write(toFile: daemon.directory + "/localauthd.conf", atomically: true, encoding: .utf8)
+        try Self.configuration(groups: false).write(toFile: daemon.directory.path + "/localauthd.conf", atomically: true, encoding: .utf8)
         try daemon.start()
         try makeHistory(try Admin(daemon.socketPath), from: 80)
         for groups in [[audit], [admins]] {

@@ -4,6 +4,7 @@
 // the plain mode. Bad attribute bytes are refused, not half-read.
 import Glibc
 import LocalAuthSystem
+import LocalAuthTestSupport
 import XCTest
 
 final class AccessControlListTests: XCTestCase {
@@ -41,8 +42,8 @@ final class AccessControlListTests: XCTestCase {
     }
 
     func testTheKernelTakesTheACLAndTheModeFollowsIt() throws {
-        let directory = try makeTemporaryDirectory()
-        defer { removeTree(directory) }
+        let scratch = TemporaryDirectory()
+        let directory = scratch.path
         let fd = try FileDescriptor.open(directory, .readOnly, options: .directory)
         defer { try? fd.close() }
         XCTAssertNil(try fd.acl(.access), "a fresh directory has none")
