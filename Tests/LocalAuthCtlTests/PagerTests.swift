@@ -14,7 +14,7 @@ import LocalAuthTestSupport
 import XCTest
 
 final class PagerTests: XCTestCase {
-    var daemon: TestDaemon!
+    var daemon: DaemonProcess!
     var bin = "", record = ""
 
     override func setUpWithError() throws {
@@ -23,20 +23,20 @@ final class PagerTests: XCTestCase {
               access("/usr/bin/less", X_OK) == 0 || access("/bin/less", X_OK) == 0 else {
             throw XCTSkip("needs script(1) for a terminal, and less installed (Pager looks for it)")
         }
-        daemon = try TestDaemon()
+        daemon = try DaemonProcess(options: .forClients)
         let admin = try Admin(daemon.socketPath)
         try admin.ok("enroll uid=1000 template=paged")
         XCTAssertEqual(daemon.stop(), 0, daemon.stderr)
         // A log any uid may read (a stopped daemon's copy; the real one is 0700).
         let state = daemon.stateDirectory
-        for (path, mode) in [(daemon.directory, 0o711), (state, 0o711), (state + "/log", 0o755)] as [(String, mode_t)] {
+        for (path, mode) in [(daemon.directory.path, 0o711), (state, 0o711), (state + "/log", 0o755)] as [(String, mode_t)] {
             XCTAssertEqual(chmod(path, mode), 0, path)
         }
         for name in try FileManager.default.contentsOfDirectory(atPath: state + "/log") {
             XCTAssertEqual(chmod(state + "/log/" + name, 0o644), 0, name)
         }
-        bin = daemon.directory + "/bin"
-        record = daemon.directory + "/record"
+        bin = daemon.directory.path + "/bin"
+        record = daemon.directory.path + "/record"
         try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: false)
         try FileManager.default.createDirectory(atPath: record, withIntermediateDirectories: false)
         XCTAssertEqual(chmod(bin, 0o755), 0)
