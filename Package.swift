@@ -87,7 +87,9 @@ let package = Package(
         .testTarget(name: "LocalAuthIntegrationTests", dependencies: [
             "LocalAuthProtocol", "LocalAuthSystem", "LocalAuthTestSupport",
         ]),
-        .testTarget(name: "LocalAuthSystemdTests", dependencies: ["LocalAuthProtocol", "LocalAuthSystem"]),
+        .testTarget(name: "LocalAuthSystemdTests", dependencies: [
+            "LocalAuthProtocol", "LocalAuthSystem", "LocalAuthTestSupport",
+        ]),
         .testTarget(name: "LocalAuthCtlTests", dependencies: [
             "LocalAuthProtocol", "LocalAuthSystem", "LocalAuthCore", "LocalAuthLog", "LocalAuthTestSupport",
         ]),

@@ -6,33 +6,30 @@
 // test hook that hangs the event loop to prove the pings come from it.
 import Foundation
 import Glibc
+import LocalAuthTestSupport
 import XCTest
 
-/// A daemon under a fake service manager.
+/// A daemon under a fake service manager: DaemonProcess with NOTIFY_SOCKET,
+/// WATCHDOG_USEC and WATCHDOG_PID = its own pid.
 final class NotifiedDaemon {
-    let scratch: Scratch
+    let scratch = TemporaryDirectory()
     let notify: NotifyReceiver
-    let child: Child
-    let socketPath: String
-    let outputPath: String
+    let daemon: DaemonProcess
 
     init(configuration: String = "[Biometry]\nType=touchID\n", watchdogMicros: Int = 400_000,
          extraEnvironment: [String: String] = [:]) throws {
-        scratch = try Scratch()
         notify = try NotifyReceiver(path: scratch.path + "/notify")
-        socketPath = scratch.path + "/socket"
-        outputPath = scratch.path + "/output"
-        let config = try scratch.write("localauthd.conf", configuration)
         var environment = ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": String(watchdogMicros)]
         for (key, value) in extraEnvironment { environment[key] = value }
-        child = try Child(try Paths.localauthd(),
-                          ["--config", config, "--socket", socketPath, "--state-dir", scratch.path + "/state"],
-                          environment: environment, watchdogPID: true, stderrPath: outputPath)
+        daemon = try DaemonProcess(configuration: configuration,
+                                   options: .init(environment: environment, ownWatchdogPID: true))
     }
 
-    var output: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
-
-    func connect() throws -> LineClient { try LineClient(socketPath: socketPath) }
+    var pid: pid_t { daemon.pid ?? -1 }
+    var output: String { daemon.output }
+    func signal(_ signal: Int32) { daemon.signal(signal) }
+    func wait(timeout: Double = 20) -> Int32? { daemon.awaitExit(timeout: timeout) }
+    func connect() throws -> Client { try daemon.connect() }
 }
 
 final class NotifyTests: XCTestCase {
@@ -41,12 +38,12 @@ final class NotifyTests: XCTestCase {
 
     /// Once READY: uid 0 with passcode 4321 and one template, a connection,
     /// and a new context on it.
-    private func readyOwner(_ daemon: NotifiedDaemon) throws -> (LineClient, String) {
+    private func readyOwner(_ daemon: NotifiedDaemon) throws -> (Client, String) {
         daemon.notify.waitFor("READY=1") { $0 == "READY=1" }
         let client = try daemon.connect()
-        XCTAssertTrue(try client.request("s1 set-passcode secret=4321").hasPrefix("s1 OK"))
-        XCTAssertTrue(try client.request("e1 enroll uid=0").hasPrefix("e1 OK"))
-        let created = try client.request("c1 new")
+        XCTAssertTrue(try client.requestLine("s1 set-passcode secret=4321").hasPrefix("s1 OK"))
+        XCTAssertTrue(try client.requestLine("e1 enroll uid=0").hasPrefix("e1 OK"))
+        let created = try client.requestLine("c1 new")
         return (client, try XCTUnwrap(created.split(separator: "=").last.map(String.init)))
     }
 
@@ -56,7 +53,7 @@ final class NotifyTests: XCTestCase {
 
         let ready = try XCTUnwrap(notify.waitFor("READY=1") { $0 == "READY=1" })
         XCTAssertEqual(notify.messages.first, ready, "READY=1 must be the first datagram")
-        XCTAssertTrue(ready.contains("MAINPID=\(daemon.child.pid)"), ready)
+        XCTAssertTrue(ready.contains("MAINPID=\(daemon.pid)"), ready)
         XCTAssertTrue(ready.contains("STATUS=Serving 0 connections, 0 contexts, 0 users locked out, log seq "), ready)
         // READY=1 comes after listen: the socket accepts now.
         let client = try daemon.connect()
@@ -65,21 +62,21 @@ final class NotifyTests: XCTestCase {
         notify.waitFor("WATCHDOG=1") { $0 == "WATCHDOG=1" }
 
         // STATUS= follows what the daemon serves.
-        XCTAssertTrue(try client.request("c1 new").hasPrefix("c1 OK ctx="))
+        XCTAssertTrue(try client.requestLine("c1 new").hasPrefix("c1 OK ctx="))
         notify.waitFor("STATUS with one connection and one context") {
             $0.hasPrefix("STATUS=Serving 1 connections, 1 contexts, 0 users locked out, log seq ")
         }
 
         // SIGHUP: RELOADING=1 (with MONOTONIC_USEC), then READY=1 again.
-        daemon.child.signal(SIGHUP)
+        daemon.signal(SIGHUP)
         let reloading = try XCTUnwrap(notify.waitFor("RELOADING=1") { $0 == "RELOADING=1" })
         XCTAssertTrue(reloading.contains("MONOTONIC_USEC="), reloading)
         notify.waitFor("READY=1 after RELOADING=1") { $0 == "READY=1" }
-        XCTAssertEqual(try client.request("p1 ping"), "p1 OK", "the connection survives a reload")
+        XCTAssertEqual(try client.requestLine("p1 ping"), "p1 OK", "the connection survives a reload")
 
-        daemon.child.signal(SIGTERM)
+        daemon.signal(SIGTERM)
         notify.waitFor("STOPPING=1") { $0 == "STOPPING=1" }
-        XCTAssertEqual(daemon.child.wait(), 0, daemon.output)
+        XCTAssertEqual(daemon.wait(), 0, daemon.output)
 
         // The whole conversation, in order.
         func index(_ line: String, after start: Int = -1) -> Int? {
@@ -103,25 +100,25 @@ final class NotifyTests: XCTestCase {
         let daemon = try NotifiedDaemon(configuration: Self.lockingAtTwo)
         let notify = daemon.notify
         let (client, ctx) = try readyOwner(daemon)
-        XCTAssertTrue(try client.request("v1 evaluate ctx=\(ctx) policy=biometrics reason=test").hasPrefix("v1 PROMPT"))
-        XCTAssertTrue(try client.request("n1 sensor uid=0 result=nomatch").hasPrefix("n1 OK"))
-        XCTAssertTrue(try client.request("n2 sensor uid=0 result=nomatch").hasPrefix("n2 OK"))
+        XCTAssertTrue(try client.requestLine("v1 evaluate ctx=\(ctx) policy=biometrics reason=test").hasPrefix("v1 PROMPT"))
+        XCTAssertTrue(try client.requestLine("n1 sensor uid=0 result=nomatch").hasPrefix("n1 OK"))
+        XCTAssertTrue(try client.requestLine("n2 sensor uid=0 result=nomatch").hasPrefix("n2 OK"))
         notify.waitFor("STATUS with one user locked out") { $0.hasPrefix("STATUS=") && $0.contains(", 1 users locked out,") }
-        let status = try client.request("u1 status")
+        let status = try client.requestLine("u1 status")
         XCTAssertTrue(status.contains("locked-out=true"), status)
 
         // The passcode lifts the biometric lockout.
-        XCTAssertTrue(try client.request("c2 new").hasPrefix("c2 OK"))
-        let second = try client.request("c3 new")
+        XCTAssertTrue(try client.requestLine("c2 new").hasPrefix("c2 OK"))
+        let second = try client.requestLine("c3 new")
         let ctx2 = try XCTUnwrap(second.split(separator: "=").last.map(String.init))
-        let prompt = try client.request("v2 evaluate ctx=\(ctx2) policy=owner reason=test")
+        let prompt = try client.requestLine("v2 evaluate ctx=\(ctx2) policy=owner reason=test")
         XCTAssertTrue(prompt.contains("kind=passcode"), prompt)
-        XCTAssertEqual(try client.request("p1 passcode ctx=\(ctx2) secret=4321"), "p1 OK")
-        XCTAssertTrue(try client.next(tag: "v2").hasPrefix("v2 OK method=passcode"))
+        XCTAssertEqual(try client.requestLine("p1 passcode ctx=\(ctx2) secret=4321"), "p1 OK")
+        XCTAssertTrue(try client.nextLine(tag: "v2").hasPrefix("v2 OK method=passcode"))
         notify.waitFor("STATUS with no user locked out") { $0.hasPrefix("STATUS=") && $0.contains(", 0 users locked out,") }
 
-        daemon.child.signal(SIGTERM)
-        XCTAssertEqual(daemon.child.wait(), 0)
+        daemon.signal(SIGTERM)
+        XCTAssertEqual(daemon.wait(), 0)
         let lines = daemon.output.split(separator: "\n").map(String.init)
         let engaged = try XCTUnwrap(lines.first { $0.contains("Biometry locked out for uid 0") }, daemon.output)
         XCTAssertTrue(engaged.contains("LOCALAUTH_UID=0"), engaged)
@@ -139,18 +136,18 @@ final class NotifyTests: XCTestCase {
     func testAdminLockIsJournalledAfterABiometricLockout() throws {
         let daemon = try NotifiedDaemon(configuration: Self.lockingAtTwo + "[Passcode]\nDelayAfterFailures=10\nMaxPasscodeFailures=2\n")
         let (client, ctx) = try readyOwner(daemon)
-        XCTAssertTrue(try client.request("v1 evaluate ctx=\(ctx) policy=owner reason=test").hasPrefix("v1 PROMPT"))
-        XCTAssertTrue(try client.request("n1 sensor uid=0 result=nomatch").hasPrefix("n1 OK"))
-        XCTAssertTrue(try client.next(tag: "v1").hasPrefix("v1 PROMPT"))
-        XCTAssertTrue(try client.request("n2 sensor uid=0 result=nomatch").hasPrefix("n2 OK"))
+        XCTAssertTrue(try client.requestLine("v1 evaluate ctx=\(ctx) policy=owner reason=test").hasPrefix("v1 PROMPT"))
+        XCTAssertTrue(try client.requestLine("n1 sensor uid=0 result=nomatch").hasPrefix("n1 OK"))
+        XCTAssertTrue(try client.nextLine(tag: "v1").hasPrefix("v1 PROMPT"))
+        XCTAssertTrue(try client.requestLine("n2 sensor uid=0 result=nomatch").hasPrefix("n2 OK"))
         // Biometry is locked out now; policy 2 moves to the passcode.
-        XCTAssertTrue(try client.next(tag: "v1").contains("kind=passcode"))
-        XCTAssertEqual(try client.request("p1 passcode ctx=\(ctx) secret=0000"), "p1 OK")
-        XCTAssertTrue(try client.next(tag: "v1").contains("kind=passcode"))
-        XCTAssertEqual(try client.request("p2 passcode ctx=\(ctx) secret=1111"), "p2 OK")
-        XCTAssertTrue(try client.next(tag: "v1").contains("locked=admin"))
-        daemon.child.signal(SIGTERM)
-        XCTAssertEqual(daemon.child.wait(), 0)
+        XCTAssertTrue(try client.nextLine(tag: "v1").contains("kind=passcode"))
+        XCTAssertEqual(try client.requestLine("p1 passcode ctx=\(ctx) secret=0000"), "p1 OK")
+        XCTAssertTrue(try client.nextLine(tag: "v1").contains("kind=passcode"))
+        XCTAssertEqual(try client.requestLine("p2 passcode ctx=\(ctx) secret=1111"), "p2 OK")
+        XCTAssertTrue(try client.nextLine(tag: "v1").contains("locked=admin"))
+        daemon.signal(SIGTERM)
+        XCTAssertEqual(daemon.wait(), 0)
         let lines = daemon.output.split(separator: "\n").map(String.init)
         XCTAssertTrue(lines.contains { $0.contains("Biometry locked out for uid 0") }, daemon.output)
         let locked = try XCTUnwrap(lines.first { $0.contains("Passcode locked for uid 0 until an administrator resets it") },
@@ -170,19 +167,20 @@ final class NotifyTests: XCTestCase {
         notify.waitFor("WATCHDOG=1") { $0 == "WATCHDOG=1" }
         notify.waitFor("another WATCHDOG=1") { $0 == "WATCHDOG=1" }
 
-        daemon.child.signal(SIGUSR2)
+        daemon.signal(SIGUSR2)
         notify.waitFor("the hook's STATUS") { $0.hasPrefix("STATUS=Test hook: event loop hung for \(hang) s") }
         let hungAt = notify.messages.count
         // A request made while the loop hangs is answered once it is back.
         let client = try daemon.connect()
-        XCTAssertEqual(try client.request("p1 ping", timeout: Double(hang) + 30), "p1 OK")
+        client.timeout = Double(hang) + 30
+        XCTAssertEqual(try client.requestLine("p1 ping"), "p1 OK")
         _ = notify.drain()
         let during = notify.messages[hungAt...].filter { $0.split(separator: "\n").contains("WATCHDOG=1") }.count
         XCTAssertLessThanOrEqual(during, 2, "WATCHDOG=1 kept coming while the loop hung: \(Array(notify.messages[hungAt...]))")
         // And the pings resume.
         notify.waitFor("WATCHDOG=1 after the hang") { $0 == "WATCHDOG=1" }
-        daemon.child.signal(SIGTERM)
-        XCTAssertEqual(daemon.child.wait(), 0, daemon.output)
+        daemon.signal(SIGTERM)
+        XCTAssertEqual(daemon.wait(), 0, daemon.output)
     }
 
     /// Without LOCALAUTHD_TEST_HANG, SIGUSR2 does nothing at all.
@@ -190,11 +188,11 @@ final class NotifyTests: XCTestCase {
         let daemon = try NotifiedDaemon()
         daemon.notify.waitFor("READY=1") { $0 == "READY=1" }
         let client = try daemon.connect()
-        daemon.child.signal(SIGUSR2)
-        XCTAssertEqual(try client.request("p1 ping"), "p1 OK")
-        XCTAssertNil(daemon.child.wait(timeout: 0), "SIGUSR2 must not kill the daemon")
-        daemon.child.signal(SIGTERM)
-        XCTAssertEqual(daemon.child.wait(), 0)
+        daemon.signal(SIGUSR2)
+        XCTAssertEqual(try client.requestLine("p1 ping"), "p1 OK")
+        XCTAssertNil(daemon.wait(timeout: 0), "SIGUSR2 must not kill the daemon")
+        daemon.signal(SIGTERM)
+        XCTAssertEqual(daemon.wait(), 0)
         XCTAssertFalse(daemon.notify.messages.contains { $0.contains("Test hook") })
         XCTAssertFalse(daemon.output.contains("Test hook"))
     }

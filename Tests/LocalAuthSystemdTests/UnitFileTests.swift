@@ -4,15 +4,16 @@
 // MESSAGE_ID that DaemonLog sends.
 import Foundation
 import Glibc
+import LocalAuthTestSupport
 import XCTest
 
 final class UnitFileTests: XCTestCase {
     static let maximumExposure = 1.0
 
     /// Copies the units into a scratch directory, ExecStart= at the built binary.
-    func unitCopies() throws -> (Scratch, service: String, socket: String) {
-        let scratch = try Scratch()
-        let binary = try Paths.localauthd()
+    func unitCopies() throws -> (TemporaryDirectory, service: String, socket: String) {
+        let scratch = TemporaryDirectory()
+        let binary = try Binary.localauthd()
         let service = try String(contentsOfFile: Paths.unitDirectory + "/localauthd.service", encoding: .utf8)
         let socket = try String(contentsOfFile: Paths.unitDirectory + "/localauthd.socket", encoding: .utf8)
         let lines = service.split(separator: "\n", omittingEmptySubsequences: false).map { line in
@@ -68,7 +69,7 @@ final class UnitFileTests: XCTestCase {
 
         // journalctl accepts the file.
         guard let journalctl = Paths.tool("journalctl") else { return }
-        let root = try Scratch()
+        let root = TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: root.path + "/usr/lib/systemd/catalog", withIntermediateDirectories: true)
         try catalog.write(toFile: root.path + "/usr/lib/systemd/catalog/localauthd.catalog", atomically: true, encoding: .utf8)
         let (updated, updateOutput) = try runTool(journalctl, ["--root=\(root.path)", "--update-catalog"])

@@ -153,6 +153,22 @@ public final class Client {
         }
     }
 
+    /// The oldest line carrying `tag`, unparsed (for tests that compare lines).
+    public func nextLine(tag: String) throws -> String {
+        while true {
+            if let index = stash.firstIndex(where: { $0.hasPrefix(tag + " ") }) { return stash.remove(at: index) }
+            guard try fill(timeout: timeout) else {
+                throw HarnessError("connection closed while waiting for tag \(tag); stash: \(stash)")
+            }
+        }
+    }
+
+    /// Sends `TAG VERB ...` and returns the first line with that tag, unparsed.
+    public func requestLine(_ line: String) throws -> String {
+        try send(line)
+        return try nextLine(tag: String(line.prefix { $0 != " " }))
+    }
+
     /// Sends `TAG VERB ...` and returns the first reply with that tag.
     @discardableResult
     public func request(_ line: String) throws -> Response {

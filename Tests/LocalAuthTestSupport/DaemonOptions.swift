@@ -25,10 +25,14 @@ extension DaemonProcess {
         /// Once listening, point LOCALAUTHD_SOCKET at it (for the client-side
         /// suites: `LAContext()` and localauthctl then reach it unchanged).
         public var exportsSocket: Bool
+        /// WATCHDOG_PID set to the daemon's own pid (a shell exports $$ and
+        /// execs it), as systemd does; the systemd suite's watchdog tests.
+        public var ownWatchdogPID: Bool
 
         public init(extraArguments: [String] = [], stateDirectory: String? = nil, runAsUID: UInt32? = nil,
                     environment: [String: String] = [:], appendOutput: Bool = false, patientProbe: Bool = false,
-                    safetyNet: Double = 20, exportsSocket: Bool = false) {
+                    safetyNet: Double = 20, exportsSocket: Bool = false,
+                    ownWatchdogPID: Bool = false) {
             self.extraArguments = extraArguments
             self.stateDirectory = stateDirectory
             self.runAsUID = runAsUID
@@ -37,6 +41,7 @@ extension DaemonProcess {
             self.patientProbe = patientProbe
             self.safetyNet = safetyNet
             self.exportsSocket = exportsSocket
+            self.ownWatchdogPID = ownWatchdogPID
         }
     }
 }

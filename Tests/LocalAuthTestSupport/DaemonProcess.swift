@@ -96,6 +96,9 @@ public final class DaemonProcess {
 
     /// The program and arguments that run the daemon as `options` say.
     private func command() -> (String, [String]) {
+        if options.ownWatchdogPID {
+            return ("/bin/sh", ["-c", "export WATCHDOG_PID=$$; exec \"$0\" \"$@\"", binary] + arguments)
+        }
         if let uid = options.runAsUID {
             return ("/usr/bin/setpriv", ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", "--", binary] + arguments)
         }
@@ -137,6 +140,8 @@ public final class DaemonProcess {
     }
 
     public var stderr: String { readText(stderrPath) }
+    /// stdout then stderr.
+    public var output: String { readText(stdoutPath) + readText(stderrPath) }
     public var isRunning: Bool { pid != nil }
 
     /// Sends a signal and waits (safety net) for the exit code.
@@ -149,6 +154,21 @@ public final class DaemonProcess {
             Glibc.kill(pid, SIGKILL)
             code = waitForExit(pid, timeout: options.safetyNet)
         }
+        self.pid = nil
+        lastExitCode = code
+        return code
+    }
+
+    /// Sends a signal without waiting.
+    public func signal(_ signal: Int32) {
+        if let pid { Glibc.kill(pid, signal) }
+    }
+
+    /// The exit code once the daemon exited (nil while it still runs after
+    /// `timeout`, a safety net; 0 s only looks).
+    public func awaitExit(timeout: Double? = nil) -> Int32? {
+        guard let pid else { return lastExitCode }
+        guard let code = waitForExit(pid, timeout: timeout ?? options.safetyNet) else { return nil }
         self.pid = nil
         lastExitCode = code
         return code

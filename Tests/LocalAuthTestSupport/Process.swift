@@ -79,12 +79,15 @@ public func spawn(_ path: String, _ arguments: [String], stdinFD: Int32? = nil, 
     posix_spawnattr_setsigmask(&attributes, &mask)
     var defaults = sigset_t()
     sigemptyset(&defaults)
-    for signal in [SIGPIPE, SIGTERM, SIGINT, SIGHUP] { sigaddset(&defaults, signal) }
+    for signal in [SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGUSR2] { sigaddset(&defaults, signal) }
     posix_spawnattr_setsigdefault(&attributes, &defaults)
     posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
 
     var environment = ProcessInfo.processInfo.environment
-        .filter { !["NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "WATCHDOG_USEC", "WATCHDOG_PID"].contains($0.key) }
+        // A service manager's variables (the test may run under one) and the
+        // daemon's test hook reach the child only when a test passes them.
+        .filter { !["NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "WATCHDOG_USEC", "WATCHDOG_PID",
+                    "JOURNAL_STREAM", "LOCALAUTHD_TEST_HANG"].contains($0.key) }
     for (key, value) in extra { environment[key] = value }
     let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
     let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]

@@ -26,6 +26,14 @@ public final class TemporaryDirectory: @unchecked Sendable {
     /// `log` below it: where EventLog keeps its segments.
     public var log: String { path + "/log" }
 
+    /// Writes `text` to the file `name` inside; returns its path.
+    @discardableResult
+    public func write(_ name: String, _ text: String) throws -> String {
+        let file = path + "/" + name
+        try text.write(toFile: file, atomically: true, encoding: .utf8)
+        return file
+    }
+
     deinit {
         for mount in mounts.reversed() { _ = try? runToCompletion("/usr/bin/umount", ["-l", mount]) }
         try? FileManager.default.removeItem(atPath: path)
