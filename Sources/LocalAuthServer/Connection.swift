@@ -43,6 +43,9 @@ final class Connection {
         case closing(since: UInt64)
         case closed
     }
+    /// S-43: a request waits for fprintd (EnrollmentParking.swift): no
+    /// line of this connection is read or handled until it is answered.
+    var readingPaused = false
 
     init(id: ID, fd: FileDescriptor, peer: PeerCredentials, isAdmin: Bool) {
         self.id = id

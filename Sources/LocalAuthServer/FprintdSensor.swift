@@ -37,19 +37,14 @@ final class FprintdSensor: SensorBackend {
         didSet { if problem != oldValue { server.sensorProblemChanged(problem) } }
     }
     let names: UserNames
-    /// ListEnrolledFingers in flight per user, and users asked for again
-    /// while one was in flight (one follow-up, so a change made during the
-    /// first query is still seen).
-    var refreshing: Set<UserID> = []
-    var refreshAgain: Set<UserID> = []
     /// The biometric prompts' side (FprintdVerify.swift).
     var queue: [UserID] = []
     var active: ActiveScan?
     var heldPrompts: [UserID: (connection: Connection, bytes: [UInt8])] = [:]
     /// Whether the bus starts fprintd on demand (D-Bus activation).
     var activatable = false
-    /// Users whose fingers are listed once GetDefaultDevice answers.
-    var waitingForDevice: Set<UserID> = []
+    /// Fingers to list once GetDefaultDevice answers (user -> query).
+    var waitingForDevice: [UserID: UInt64] = [:]
     /// A Release is in flight (no Claim before its answer).
     var releasing = false
     /// A refused Claim (AlreadyInUse) is tried again from then (monotonic ns).
@@ -144,9 +139,10 @@ final class FprintdSensor: SensorBackend {
         discovering = false
         releasing = false
         waitingForDevice.removeAll()
-        refreshing.removeAll()
-        refreshAgain.removeAll()
         readerGone(problem: why)
+        // Closing the bus dropped the calls in flight with their replies:
+        // their queries end now, answering with the problem just set.
+        server.enrollmentQueriesLost()
     }
 
     func call(_ path: String, _ interface: String, _ member: String, _ arguments: [DBusArgument] = [],
@@ -171,7 +167,8 @@ final class FprintdSensor: SensorBackend {
         discovering = call(FprintdReplies.managerPath, FprintdReplies.managerInterface, "GetDefaultDevice") { [unowned self] reply in
             discovering = false
             guard let path = FprintdReplies.devicePath(reply) else {
-                return readerGone(problem: reply.error.map(FprintdReplies.problem) ?? "fprintd gave no reader.")
+                readerGone(problem: reply.error.map(FprintdReplies.problem) ?? "fprintd gave no reader.")
+                return endWaitingForDevice()
             }
             device = path
             problem = nil
@@ -180,9 +177,19 @@ final class FprintdSensor: SensorBackend {
                 if device == path { readerName = FprintdReplies.readerName(reply) }
             }
             startNextScan()
-            for uid in waitingForDevice { refreshEnrollment(uid) }
+            let waiting = waitingForDevice.sorted { $0.key < $1.key }
             waitingForDevice.removeAll()
+            for (uid, query) in waiting { listFingers(uid, query: query) }
         }
+        if !discovering { endWaitingForDevice() }
+    }
+
+    /// No reader to ask: the queries that waited for one end (their checks
+    /// answer with the problem now set).
+    private func endWaitingForDevice() {
+        let waiting = waitingForDevice.sorted { $0.key < $1.key }
+        waitingForDevice.removeAll()
+        for (uid, query) in waiting { server.enrollmentQueryEnded(uid, query: query) }
     }
 
     func fprintdAppeared() {
@@ -223,26 +230,23 @@ final class FprintdSensor: SensorBackend {
 
     // MARK: - Enrolled fingers
 
-    /// S-43: a can-evaluate or evaluate of `uid` asks fprintd for the
-    /// user's fingers; the answer is recorded when it differs. The check
-    /// itself answers from the recorded set (the loop never waits), so a
-    /// change made with fprintd-enroll shows from the reply to the query
-    /// it triggered on (one D-Bus round trip later).
-    func refreshEnrollment(_ uid: UserID) {
-        if refreshing.contains(uid) {
-            refreshAgain.insert(uid)
-            return
-        }
-        guard bus != nil else { return }
+    /// S-43: asked for when a check of `uid` needs a fresh answer (or a
+    /// check that does not wait wants one; EnrollmentParking.swift). The
+    /// answer is recorded when it differs, then the query ends, which lets
+    /// the checks waiting for it answer. Any failure ends it too, after
+    /// the problem it shows (a timeout: "fprintd did not answer.") is set.
+    var canListFingers: Bool { bus != nil }
+
+    func listFingers(_ uid: UserID, query: UInt64) {
+        guard bus != nil else { return server.enrollmentQueryEnded(uid, query: query) }
         // No reader known: the check is also when it is looked for again
         // (or fprintd woken), and the fingers are listed once it answers.
         if device == nil {
-            waitingForDevice.insert(uid)
+            waitingForDevice[uid] = query
             return discover()
         }
-        refreshing.insert(uid)
         names.resolve(uid) { [unowned self] name in
-            guard let name, let device else { return refreshDone(uid) }
+            guard let name, let device else { return server.enrollmentQueryEnded(uid, query: query) }
             let sent = call(device, FprintdReplies.deviceInterface, "ListEnrolledFingers", [.string(name)]) { [unowned self] reply in
                 if let fingers = FprintdReplies.enrolledFingers(reply) {
                     DaemonLog.info("fprintd: \(name) (uid \(uid)) has \(fingers.isEmpty ? "no fingers" : fingers.joined(separator: ", ")) enrolled"
@@ -258,15 +262,10 @@ final class FprintdSensor: SensorBackend {
                 } else if let error = reply.error {
                     DaemonLog.error("fprintd: ListEnrolledFingers for uid \(uid) failed: \(error.name) \(error.message)")
                 }
-                refreshDone(uid)
+                server.enrollmentQueryEnded(uid, query: query)
             }
-            if !sent { refreshDone(uid) }
+            if !sent { server.enrollmentQueryEnded(uid, query: query) }
         }
-    }
-
-    private func refreshDone(_ uid: UserID) {
-        refreshing.remove(uid)
-        if refreshAgain.remove(uid) != nil { refreshEnrollment(uid) }
     }
 
     /// `status`'s extra fields under this backend.

@@ -18,8 +18,14 @@ protocol SensorBackend: AnyObject {
     /// A biometric PROMPT line for `uid`: true when the backend keeps it
     /// until the scan starts (S-43: one reader, users in arrival order).
     func holdPrompt(uid: UserID, bytes: [UInt8], connection: Connection) -> Bool
-    /// A can-evaluate or evaluate of `uid` ran: look at its templates again.
-    func refreshEnrollment(_ uid: UserID)
+    /// Whether the backend can be asked for a user's enrolled fingers now
+    /// (S-43: a check then waits for the answer, EnrollmentParking.swift).
+    var canListFingers: Bool { get }
+    /// Asks for `uid`'s enrolled fingers; whatever happens, the backend
+    /// then calls `Server.enrollmentQueryEnded(uid, query:)` (a second end
+    /// of the same query is ignored there, and one that never comes is
+    /// ended by the server's limit).
+    func listFingers(_ uid: UserID, query: UInt64)
     /// Extra `status` fields (PROTOCOL.md v1.1 additions, S-43).
     var statusFields: [(String, String)] { get }
     /// Loop hooks: the bus fd was ready, a tick, the end of a turn,
@@ -32,7 +38,8 @@ protocol SensorBackend: AnyObject {
 
 extension SensorBackend {
     func holdPrompt(uid: UserID, bytes: [UInt8], connection: Connection) -> Bool { false }
-    func refreshEnrollment(_ uid: UserID) {}
+    var canListFingers: Bool { false }
+    func listFingers(_ uid: UserID, query: UInt64) {}
     var statusFields: [(String, String)] { [("backend", name), ("reader", ""), ("reader-present", "true")] }
     func busReady() {}
     func tick() {}
@@ -70,11 +77,6 @@ extension Server {
         authenticator.setSensorProblem(problem)
         if let problem { DaemonLog.notice("The fingerprint reader is not available: \(problem)") }
         else { DaemonLog.notice("The fingerprint reader is available.") }
-    }
-
-    /// A check or evaluation of a context: its user's templates are looked at again.
-    func noteEnrollmentInterest(_ ctx: ContextID) {
-        if let uid = authenticator.state.contexts[ctx]?.uid { sensorBackend.refreshEnrollment(uid) }
     }
 
     /// Tells the sensor backend whether `uid` has a biometric prompt waiting,

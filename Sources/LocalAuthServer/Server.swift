@@ -111,6 +111,13 @@ final class Server {
     /// and right-authorizes whose evaluation runs.
     var rightGrants: [ContextID: [String: UInt64]] = [:]
     var pendingRights: [ContextID: PendingRightAuthorization] = [:]
+    /// S-43 under a real sensor: checks waiting for their user's fingers
+    /// (EnrollmentParking.swift), those let go (answered at the end of the
+    /// loop's turn), and the read stamps freshness is judged by.
+    var enrollmentRefresh = EnrollmentRefresh<ParkedRequest>()
+    var resumable: [ParkedRequest] = []
+    var readStamp: UInt64 = 0
+    var lineStamp: UInt64 = 0
 
     init(configuration: DaemonConfiguration, authenticator: Authenticator, listener: FileDescriptor,
          signals: SignalFD, durabilityWake: EventFD, passcodes: PasscodeBackend, version: String) throws {
@@ -185,6 +192,7 @@ final class Server {
                 default: connectionEvent(event.data, event.events)
                 }
             }
+            if !resumable.isEmpty { resumeParkedRequests() }
             notifyWatchers()
             writeLog()
             if logFailure == nil, let failure = authenticator.recorder.failure { failClosed(failure) }
@@ -220,6 +228,7 @@ final class Server {
         if logFailure == nil { authenticator.recorder.flush(durableThrough: authenticator.recorder.lastSeq) }
         if logFailure != nil { retryLog() }
         sensorBackend.tick()
+        if !sensorBackend.isSimulated { expireEnrollmentQueries() }
         judgeSpaceReserve()
         pruneIdleAllowances()
         releaseMemoryAfterClosedContexts()
@@ -230,7 +239,9 @@ final class Server {
         let monotonic = MonotonicClock.nowNanos()
         let idleLimit = UInt64(configuration.daemon.idleLineTimeout) * 1000
         for connection in connections.values {
-            if let since = connection.partialLineSince, connection.isOpen, monotonic > since, monotonic - since > idleLimit {
+            // A paused connection's half line waits for the daemon, not for its peer.
+            if let since = connection.partialLineSince, connection.isOpen, !connection.readingPaused,
+               monotonic > since, monotonic - since > idleLimit {
                 counters.idleLineTimeouts += 1
                 refuse(connection, ProtocolError(.limitExceeded, "Line not finished within the idle line timeout."), bye: "limit")
             }

@@ -53,6 +53,11 @@ extension Server {
         if !connection.isOpen && (events.contains(.hangUp) || events.contains(.error)) {
             return close(connection)  // nobody left to read what is owed
         }
+        if connection.readingPaused && (events.contains(.hangUp) || events.contains(.error)) {
+            // Gone while a request waited for fprintd: epoll reports the
+            // hang-up at every turn, and nobody will read the answers.
+            return peerGone(connection)
+        }
         if events.contains(.writable) {
             // Output queued earlier in this turn may depend on events not yet
             // on the log's file: they go first (cheap when there are none).
@@ -67,7 +72,7 @@ extension Server {
 
     func read(_ connection: Connection) {
         var budget = 16  // reads per wakeup, so one client cannot starve the rest
-        while budget > 0, connection.isOpen {
+        while budget > 0, connection.isOpen, !connection.readingPaused {
             budget -= 1
             let count: Int?
             do {
@@ -84,7 +89,13 @@ extension Server {
                 return
             }
             readBuffer.withUnsafeBytes { connection.splitter.append(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+            // S-43's freshness stamp of the lines this read brought.
+            readStamp &+= 1
+            lineStamp = readStamp
             processLines(connection)
+            // Lines left unhandled behind a parked request may hold a
+            // secret: this copy of them goes now (S-50).
+            if connection.readingPaused { secretSeen = true }
             if secretSeen {
                 // S-50: the bytes of a line with a secret leave no copy behind.
                 secretSeen = false
@@ -96,7 +107,7 @@ extension Server {
             // reports the rest (and EOF) next turn; skip the EAGAIN read.
             if count < readBuffer.count { break }
         }
-        if connection.isOpen {
+        if connection.isOpen, !connection.readingPaused {
             connection.partialLineSince = connection.splitter.hasPartialLine
                 ? (connection.partialLineSince ?? MonotonicClock.nowNanos()) : nil
         }
@@ -108,7 +119,7 @@ extension Server {
         // The authenticator is taken once for the batch: read from its `var`
         // for each request, it was retained and released around every call.
         let authenticator = self.authenticator
-        while connection.isOpen, let event = connection.splitter.next(copyingInto: lineBuffer) {
+        while connection.isOpen, !connection.readingPaused, let event = connection.splitter.next(copyingInto: lineBuffer) {
             switch event {
             case .lineTooLong:
                 counters.linesTooLong += 1
@@ -166,6 +177,7 @@ extension Server {
     /// their one final answer first, S-33); the socket closes once drained.
     func beginClose(_ connection: Connection) {
         guard connection.isOpen else { return }
+        if connection.readingPaused { forgetParked(connection) }
         connection.state = .closing(since: MonotonicClock.nowNanos())
         markForFlush(connection)
         connection.partialLineSince = nil
@@ -178,6 +190,7 @@ extension Server {
 
     func close(_ connection: Connection) {
         guard !connection.isClosed else { return }
+        if connection.readingPaused { forgetParked(connection) }
         // Stops any read or line loop still holding this connection: its fd
         // number may be reused at once (a new segment, a snapshot file).
         connection.state = .closed

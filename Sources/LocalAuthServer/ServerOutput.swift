@@ -139,7 +139,7 @@ extension Server {
         let watching = !watchingWritable.isEmpty && watchingWritable.contains(connection.id)
         if wantWritable != watching {
             if wantWritable { watchingWritable.insert(connection.id) } else { watchingWritable.remove(connection.id) }
-            let reading: Epoll.Events = connection.isOpen ? [.readable, .readHangUp] : []
+            let reading: Epoll.Events = connection.isOpen && !connection.readingPaused ? [.readable, .readHangUp] : []
             let events: Epoll.Events = wantWritable ? reading.union(.writable) : reading
             try? epoll.modify(connection.fd, events: events, data: connection.id)
         }

@@ -9,6 +9,7 @@ extension Server {
     func shutdown() {
         _ = try? Systemd.notify("STOPPING=1\nSTATUS=Shutting down")
         try? epoll.remove(listener)
+        answerParkedRequests()
         // Final answers for running evaluations go to their owners first.
         run(.stop, connection: nil, tag: nil, now: now)
         sensorBackend.shutdown()

@@ -134,6 +134,17 @@ public final class Client {
         return stash.removeFirst()
     }
 
+    /// Whether a whole line has arrived, without waiting for one (a test
+    /// that some other event happened first asks this, never a clock).
+    public func hasLine() throws -> Bool {
+        while stash.isEmpty, !sawEOF {
+            var pollFD = pollfd(fd: readFD, events: Int16(POLLIN), revents: 0)
+            guard poll(&pollFD, 1, 0) > 0 else { return false }
+            _ = try fill(timeout: 0)
+        }
+        return !stash.isEmpty
+    }
+
     /// The next reply in arrival order (parsed), failing at end of stream.
     public func next() throws -> Response {
         guard let line = try nextLine() else { throw HarnessError("connection closed while a reply was expected") }

@@ -78,16 +78,21 @@ extension Server {
 
     func canEvaluate(_ request: Request, _ connection: Connection) {
         guard let ctx = ownedContext(request, connection), let policy = policy(request, connection) else { return }
+        if !sensorBackend.isSimulated, parkedForEnrollment(request, ctx: ctx, policy: policy, connection) { return }
         var tag = request.tag
         tag.withUTF8 { answerCanEvaluate(ctx, policy: policy, tag: $0, connection, authenticator) }
     }
 
     /// can-evaluate straight from the line's bytes, when it is the usual
     /// one (`CanEvaluateLine`), names a context this connection owns and a
-    /// known policy, and the log records. Anything else returns false and
-    /// goes through the scanner, `dispatch` and `canEvaluate(_:_:)`, which
-    /// give every error its usual answer; nothing was recorded yet.
+    /// known policy, the sensor is simulated and the log records. Anything
+    /// else returns false and goes through the scanner, `dispatch` and
+    /// `canEvaluate(_:_:)`, which give every error its usual answer;
+    /// nothing was recorded yet.
     func canEvaluateInPlace(_ line: CanEvaluateLine, _ connection: Connection, _ authenticator: Authenticator) -> Bool {
+        // A real sensor's checks may wait for fprintd (S-43): they take the
+        // general path, where a parked request keeps its parsed form.
+        guard sensorBackend.isSimulated else { return false }
         let ctx = ContextID(high: line.ctxHigh, low: line.ctxLow)
         guard logFailure == nil, connection.contexts.contains(ctx),
               let policy = Policy(wireName: line.policy)
@@ -105,7 +110,6 @@ extension Server {
         if connection.peer.uid != 0, connection.peer.uid != daemonUID, let refusal = loggedRequestRefusal(connection, events: 1) {
             return reply(connection, String(decoding: tag, as: UTF8.self), refusal)
         }
-        if !sensorBackend.isSimulated { noteEnrollmentInterest(ctx) }
         switch authenticator.canEvaluate(ctx, policy: policy, now: now) {
         case .failure(.rejected(let rejection)):
             reply(connection, String(decoding: tag, as: UTF8.self), rejection)

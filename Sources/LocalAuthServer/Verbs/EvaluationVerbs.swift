@@ -8,12 +8,13 @@ import LocalAuthSystem
 extension Server {
     func evaluate(_ request: Request, _ connection: Connection) {
         guard let ctx = ownedContext(request, connection), let policy = policy(request, connection) else { return }
+        // S-43: before anything is counted (S-48), so that the request runs once when it is let go.
+        if !sensorBackend.isSimulated, parkedForEnrollment(request, ctx: ctx, policy: policy, connection) { return }
         // S-21: a missing reason is bad-argument (Apple raises), like an empty one.
         let reason = request.arguments.value(for: "reason") ?? ""
         if let refusal = checkValueCap(reason, key: "reason") ?? loggedRequestRefusal(connection, events: 1) {
             return reply(connection, request.tag, refusal)
         }
-        if !sensorBackend.isSimulated { noteEnrollmentInterest(ctx) }
         let previousTag = connection.evaluationTags[ctx]
         if previousTag == nil { connection.evaluationTags[ctx] = request.tag }
         let outcome = run(.evaluate(ctx: ctx, policy: policy, reason: reason), connection: connection, tag: request.tag, now: now)

@@ -1,0 +1,126 @@
+// S-43 in the loop: under a real sensor, a can-evaluate or evaluate whose
+// answer depends on its user's fingers waits (is parked) until fprintd has
+// listed them after the request arrived; EnrollmentRefresh decides, this
+// file does what it says. A parked request stops its connection: no more of
+// its lines are read or handled (so pipelined replies keep their order), and
+// epoll stops reporting its input; every other connection is served. When
+// the query ends (answered, failed, timed out) the request is dispatched
+// again, from its parsed form, at the end of the loop's turn, then the
+// lines read behind it, then reading goes on.
+import LocalAuthCore
+import LocalAuthProtocol
+import LocalAuthSystem
+
+/// A request waiting for its user's fingers, and the stamp of the read
+/// that brought it (the lines behind it were read no later).
+struct ParkedRequest {
+    let connection: Connection
+    let request: Request
+    let stamp: UInt64
+}
+
+extension Policy {
+    /// Whether a check of this policy depends on the user's fingers (S-43
+    /// waits for fprintd's answer): the biometric policies and policy 2,
+    /// whose first phase is biometric.
+    var dependsOnFingers: Bool { self == .biometrics || self == .owner || self == .biometricsOrCompanion }
+}
+
+extension Server {
+    /// Under a real sensor: true when `request` now waits for fprintd to
+    /// list `ctx`'s user's fingers (the caller returns; the request runs
+    /// again when let go). A policy that does not depend on them answers
+    /// at once, but still has them listed if no query runs.
+    func parkedForEnrollment(_ request: Request, ctx: ContextID, policy: Policy, _ connection: Connection) -> Bool {
+        guard !stopping, sensorBackend.canListFingers, let uid = authenticator.state.contexts[ctx]?.uid else { return false }
+        let waits = policy.dependsOnFingers
+        let waiter = waits ? ParkedRequest(connection: connection, request: request, stamp: lineStamp) : nil
+        switch enrollmentRefresh.need(uid, stamp: lineStamp, now: readStamp, clock: MonotonicClock.nowNanos(), waiter: waiter) {
+        case .fresh:
+            return false
+        case .wait:
+            pauseReading(connection)
+            return true
+        case .ask(let query):
+            // Paused first: the query may end at once (nothing to ask).
+            if waits { pauseReading(connection) }
+            sensorBackend.listFingers(uid, query: query)
+            return waits
+        }
+    }
+
+    /// The backend's query `query` for `uid` ended: the requests it lets
+    /// go are answered at the end of this turn; a follow-up is asked for
+    /// those that arrived after it was.
+    func enrollmentQueryEnded(_ uid: UserID, query: UInt64) {
+        let (resume, ask) = enrollmentRefresh.ended(uid, query: query, now: readStamp, clock: MonotonicClock.nowNanos())
+        resumable.append(contentsOf: resume)
+        if let ask { sensorBackend.listFingers(uid, query: ask) }
+    }
+
+    /// The bus was closed: no query in flight will end by itself.
+    func enrollmentQueriesLost() {
+        for (uid, query) in enrollmentRefresh.inFlight { enrollmentQueryEnded(uid, query: query) }
+    }
+
+    /// Each tick: a query that took longer than EnrollmentRefresh.limit
+    /// (a passwd lookup stuck in NSS) ends; its checks answer from the
+    /// recorded set, as they did before S-43 waited.
+    func expireEnrollmentQueries() {
+        guard !enrollmentRefresh.isEmpty else { return }
+        for (uid, query) in enrollmentRefresh.expired(clock: MonotonicClock.nowNanos()) {
+            DaemonLog.error("fprintd: the fingers of uid \(uid) were not listed in time; answering from the recorded ones.")
+            enrollmentQueryEnded(uid, query: query)
+        }
+    }
+
+    /// Answers the requests let go, each followed by the lines its
+    /// connection had read behind it; then that connection is read again.
+    func resumeParkedRequests() {
+        while !resumable.isEmpty {
+            let parked = resumable.removeFirst()
+            let connection = parked.connection
+            guard connection.readingPaused, connection.isOpen else { continue }
+            connection.readingPaused = false
+            lineStamp = parked.stamp
+            dispatch(parked.request, on: connection)
+            processLines(connection)
+            if secretSeen {
+                secretSeen = false
+                SecretMemory.wipe(lineBuffer.baseAddress!, count: lineBuffer.count)
+                connection.splitter.wipeReturned()
+            }
+            guard !connection.readingPaused, connection.isOpen else { continue }
+            let reading: Epoll.Events = [.readable, .readHangUp]
+            try? epoll.modify(connection.fd, events: watchingWritable.contains(connection.id) ? reading.union(.writable) : reading,
+                              data: connection.id)
+            // The idle line timeout starts again for a half line it holds.
+            connection.partialLineSince = connection.splitter.hasPartialLine ? MonotonicClock.nowNanos() : nil
+        }
+    }
+
+    /// Stops reading `connection` (epoll keeps only writability) while a
+    /// request of it waits.
+    func pauseReading(_ connection: Connection) {
+        connection.readingPaused = true
+        try? epoll.modify(connection.fd, events: watchingWritable.contains(connection.id) ? [.writable] : [], data: connection.id)
+    }
+
+    /// The connection closes with a request parked: it is never answered.
+    func forgetParked(_ connection: Connection) {
+        connection.readingPaused = false
+        enrollmentRefresh.removeWaiters { $0.connection === connection }
+        resumable.removeAll { $0.connection === connection }
+    }
+
+    /// Clean stop (S-32): every parked request is answered from what is
+    /// recorded (`stopping` parks nothing more); the lines behind it are not read.
+    func answerParkedRequests() {
+        let waiting = resumable + enrollmentRefresh.releaseAll()
+        resumable.removeAll()
+        for parked in waiting where parked.connection.readingPaused && parked.connection.isOpen {
+            parked.connection.readingPaused = false
+            dispatch(parked.request, on: parked.connection)
+        }
+    }
+}
