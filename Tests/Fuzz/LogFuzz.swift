@@ -176,7 +176,7 @@ private func truncation(_ directory: String, _ rest: [UInt8]) {
     var offset = 2
     var seq: UInt64 = 1
     while offset + 2 <= rest.count && seq < 64 {
-        let kind = UInt16(rest[offset] % 26)
+        let kind = UInt16(rest[offset] % UInt8(EventKind.allCases.count + 1))
         // At most 39 bytes: a payload can then never hold a whole record, which
         // FORMAT.md would (rightly) read as corruption rather than a torn tail.
         let length = min(Int(rest[offset + 1]) % 40, rest.count - offset - 2)
