@@ -101,6 +101,19 @@ final class HostileDBusMessageTests: XCTestCase {
         XCTAssertNil(try owner([.string("net.reactivated.Fprint"), .boolean(true), .string(":1.9")]))
     }
 
+    func test_S43_theErrorsThatEndAWaitingCheckSayWhyInTheirAnswer() {
+        // A check parked for ListEnrolledFingers (EnrollmentParking.swift)
+        // answers with the problem its query's error sets; no new reply is
+        // parsed on that path (enrolledFingers above reads the answer).
+        XCTAssertEqual(FprintdReplies.problem(("org.freedesktop.DBus.Error.Timeout", "")), "fprintd did not answer.")
+        XCTAssertEqual(FprintdReplies.problem(("org.freedesktop.DBus.Error.NoReply", "x")), "fprintd did not answer.")
+        XCTAssertEqual(FprintdReplies.problem(("org.freedesktop.DBus.Error.ServiceUnknown", "")), "fprintd is not running.")
+        XCTAssertEqual(FprintdReplies.problem(("net.reactivated.Fprint.Error.NoSuchDevice", "")), "No fingerprint reader is connected.")
+        // fprintd's own message never reaches the client's answer.
+        XCTAssertEqual(FprintdReplies.problem(("net.reactivated.Fprint.Error.Internal", "secret\u{7}text")),
+                       "The fingerprint reader is not available (net.reactivated.Fprint.Error.Internal).")
+    }
+
     func test_S43_aSignalIsNotAReplyAndHasNoError() throws {
         let signal = try message("VerifyStatus", [.string("verify-match"), .boolean(true)]).message
         XCTAssertNil(signal.error)
