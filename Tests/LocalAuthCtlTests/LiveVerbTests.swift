@@ -27,13 +27,13 @@ class CtlTestCase: XCTestCase {
     /// Feeds one sensor reading once uid 0 has a biometric prompt waiting
     /// (`bad-state` until then: the evaluation is still starting).
     func feedSensor(_ result: String, file: StaticString = #filePath, line: UInt = #line) throws {
-        for _ in 0..<2000 {
+        let fed = try waitUntil {
             let reply = try admin.request("sensor uid=0 result=\(result)")
-            if reply["status"] == "OK" { return }
+            if reply["status"] == "OK" { return true }
             XCTAssertEqual(reply["name"], "bad-state", "\(reply)", file: file, line: line)
-            usleep(5_000)
+            return false
         }
-        XCTFail("no biometric prompt came (safety net)", file: file, line: line)
+        XCTAssertTrue(fed, "no biometric prompt came (safety net)", file: file, line: line)
     }
 
     /// One biometric evaluation of uid 0 over the raw protocol, fed `readings`; returns the final reply.
@@ -44,10 +44,7 @@ class CtlTestCase: XCTestCase {
         let tag = client.send("evaluate ctx=\(ctx) policy=\(policy) reason=test")
         for reading in readings { try feedSensor(reading) }
         for passcode in passcodes {
-            for _ in 0..<2000 {
-                if try client.request("passcode ctx=\(ctx) secret=\(passcode)")["status"] == "OK" { break }
-                usleep(5_000)
-            }
+            try waitUntil { try client.request("passcode ctx=\(ctx) secret=\(passcode)")["status"] == "OK" }
         }
         return try client.final(tag)
     }
@@ -153,9 +150,10 @@ final class LiveVerbTests: CtlTestCase {
         try process.run()
         try feedSensor("nomatch")
         result = try ctl(["sensor", "--uid", "0", "match"] + socket)
-        for _ in 0..<2000 where result.code != 0 {
-            usleep(5_000)
+        try waitUntil {
+            if result.code == 0 { return true }
             result = try ctl(["sensor", "--uid", "0", "match"] + socket)
+            return result.code == 0
         }
         XCTAssertEqual(result.out, "Sensor reading 'match' delivered for uid 0.\n")
         process.waitUntilExit()

@@ -91,12 +91,7 @@ private final class Follower {
 
     /// Polls the output until `condition` holds (safety net 15 s).
     func waitFor(_ condition: ([[String: Any]]) -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(15)
-        while Date() < deadline {
-            if condition(objects) { return true }
-            usleep(20_000)
-        }
-        return condition(objects)
+        waitUntil(safetyNet: 15) { condition(objects) }
     }
 
     /// SIGINT (how a user ends it) and wait; returns the exit status.

@@ -15,12 +15,8 @@ final class UnavailableTests: XCTestCase {
         let message = "The event log cannot record events; refusing to act."
         let thread = Thread {
             // One connection: answer each request line with the refusal.
-            var accepted: FileDescriptor?
-            for _ in 0..<3000 where accepted == nil {  // safety net 30 s
-                accepted = try? UnixSocket.accept(listener)
-                if accepted == nil { usleep(10_000) }
-            }
-            guard let fd = accepted else { return }
+            var incoming = pollfd(fd: listener.rawValue, events: Int16(POLLIN), revents: 0)
+            guard poll(&incoming, 1, 30_000) == 1, let fd = try? UnixSocket.accept(listener) else { return }  // safety net 30 s
             try? fd.setNonBlocking(false)
             var pending: [UInt8] = []
             var buffer = [UInt8](repeating: 0, count: 4096)

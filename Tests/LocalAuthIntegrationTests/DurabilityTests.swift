@@ -111,10 +111,9 @@ final class DurabilityTests: IntegrationTestCase {
         XCTAssertGreaterThanOrEqual(now.log, before.log + 21, "context-created and 20 policy-checked")
         let target = now.log
         // Nothing else happens: the tick alone makes them durable (5 s is a safety net).
-        let deadline = Date().addingTimeInterval(5)
-        while now.durable < target, Date() < deadline {
-            usleep(20_000)
+        try waitUntil(safetyNet: 5) {
             now = try seqs(admin)
+            return now.durable >= target
         }
         XCTAssertGreaterThanOrEqual(now.durable, target, "the events of plain requests became durable without anybody asking")
         XCTAssertEqual(now.log, target, "stats records nothing")

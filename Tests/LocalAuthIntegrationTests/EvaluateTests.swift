@@ -169,12 +169,8 @@ final class EvaluateTests: IntegrationTestCase {
         XCTAssertEqual(try admin.request("st1 status")["contexts"], "1")
         client.shutDown()
         // S-14: the daemon sees the close on its own time; wait (bounded) until it has.
-        var open = "1"
-        for attempt in 0..<500 where open != "0" {
-            open = try admin.request("st\(attempt + 2) status")["contexts"] ?? "?"
-            if open != "0" { usleep(10_000) }
-        }
-        XCTAssertEqual(open, "0", "the closed connection's context was invalidated")
+        XCTAssertTrue(try waitUntil { try admin.request("\(tag("st")) status")["contexts"] == "0" },
+                      "the closed connection's context was invalidated")
         XCTAssertProtocolError(try admin.request("s1 sensor uid=0 result=match"), "bad-state",
                                "no prompt waits after the evaluation ended")
     }

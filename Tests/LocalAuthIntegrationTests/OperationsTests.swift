@@ -80,24 +80,17 @@ final class OperationsTests: IntegrationTestCase {
         }
         let before = try client.request("s1 status")
         // Snapshots are written off the event loop: give the writer a moment.
-        var snapshots: [String] = []
-        let deadline = Date().addingTimeInterval(10)
-        repeat {
-            snapshots = ((try? FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory + "/snapshots")) ?? [])
-                .filter { $0.hasSuffix(".snap") }
-            if snapshots.isEmpty { usleep(20_000) }
-        } while snapshots.isEmpty && Date() < deadline
-        XCTAssertFalse(snapshots.isEmpty, "snapshots were written")
+        XCTAssertTrue(waitUntil(safetyNet: 10) {
+            ((try? FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory + "/snapshots")) ?? [])
+                .contains { $0.hasSuffix(".snap") }
+        }, "snapshots were written")
         // S-49: a snapshot is used only once its snapshot-recorded event is in
         // the log (the loop appends it after the file is written): wait for it.
-        var recorded = false
-        repeat {
+        XCTAssertTrue(try waitUntil(safetyNet: 10) {
             let (_, out, _) = try runToCompletion(try Binary.find("localauthctl"),
                                                   ["log", "-D", daemon.stateDirectory, "-o", "json", "--no-pager"])
-            recorded = out.contains("\"snapshot-recorded\"")
-            if !recorded { usleep(20_000) }
-        } while !recorded && Date() < deadline
-        XCTAssertTrue(recorded, "the snapshot was recorded in the log")
+            return out.contains("\"snapshot-recorded\"")
+        }, "the snapshot was recorded in the log")
         daemon.kill()
         try daemon.restart()
         let after = try daemon.connect().request("s1 status")
@@ -162,9 +155,8 @@ final class OperationsTests: IntegrationTestCase {
     private func reload(_ daemon: DaemonProcess, _ client: Client) throws {
         guard let pid = daemon.pid else { throw HarnessError("not running") }
         Glibc.kill(pid, SIGHUP)
-        for _ in 0..<200 {
-            if daemon.stderr.contains("Reloaded the configuration") || daemon.stderr.contains("reload the configuration") { break }
-            usleep(10_000)
+        waitUntil(safetyNet: 2) {
+            daemon.stderr.contains("Reloaded the configuration") || daemon.stderr.contains("reload the configuration")
         }
         XCTAssertOK(try client.request("\(tag()) ping"))
     }

@@ -102,10 +102,10 @@ final class ShadowBackendTests: IntegrationTestCase {
         XCTAssertEqual(try root.request("s status uid=65534")["passcode-set"], "true")
         let hash = try Yescrypt.hash(secret: Self.password)
         try writeShadow(nobodyHash: "!" + hash)
-        XCTAssertTrue(waitFor { (try? root.request("w status uid=65534"))?["passcode-set"] == "false" },
+        XCTAssertTrue(waitUntil(safetyNet: 15) { (try? root.request("w status uid=65534"))?["passcode-set"] == "false" },
                       "the daemon follows the file")
         try writeShadow(nobodyHash: hash)
-        XCTAssertTrue(waitFor { (try? root.request("w2 status uid=65534"))?["passcode-set"] == "true" })
+        XCTAssertTrue(waitUntil(safetyNet: 15) { (try? root.request("w2 status uid=65534"))?["passcode-set"] == "true" })
         // Replay equals live state (S-38): a restart reads the same.
         try daemon.restart()
         XCTAssertEqual(try daemon.connect().request("s3 status uid=65534")["passcode-set"], "true")
@@ -125,7 +125,7 @@ final class ShadowBackendTests: IntegrationTestCase {
         try configuration(passcode: ["Backend=shadow", "ShadowFile=\(shadowPath)", "ClientPrompts=yes"])
             .write(toFile: daemon.configPath, atomically: true, encoding: .utf8)
         Glibc.kill(daemon.pid!, SIGHUP)
-        XCTAssertTrue(waitFor { daemon.stderr.contains("Reloaded the configuration") })
+        XCTAssertTrue(waitUntil(safetyNet: 15) { daemon.stderr.contains("Reloaded the configuration") })
         let user = try daemon.connect(asUID: 65534)
         let ctx = try newContext(user)
         assertPasscodePrompt(try evaluate(user, ctx: ctx, policy: "owner", tag: "e1"), attemptsLeft: 6)
@@ -133,18 +133,8 @@ final class ShadowBackendTests: IntegrationTestCase {
 
         try configuration().write(toFile: daemon.configPath, atomically: true, encoding: .utf8)
         Glibc.kill(daemon.pid!, SIGHUP)
-        XCTAssertTrue(waitFor { daemon.stderr.contains("take effect at the next start") }, daemon.stderr)
+        XCTAssertTrue(waitUntil(safetyNet: 15) { daemon.stderr.contains("take effect at the next start") }, daemon.stderr)
         XCTAssertTrue(daemon.stderr.contains("still using shadow"), daemon.stderr)
         XCTAssertProtocolError(try root.request("x clear-passcode uid=65534"), "unavailable", "still the shadow backend")
-    }
-
-    /// Polls an observable condition (the daemon rescans at most once a
-    /// second); the bound is a safety net, not an assertion about time.
-    private func waitFor(_ condition: () -> Bool) -> Bool {
-        for _ in 0..<300 {
-            if condition() { return true }
-            usleep(50_000)
-        }
-        return false
     }
 }

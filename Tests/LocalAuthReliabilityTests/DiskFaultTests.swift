@@ -66,9 +66,10 @@ final class DiskFaultTests: ReliabilityTestCase {
         try padSegmentToPageEnd(daemon, client, ctx: ctx)
         // The reading is taken, but the failure cannot reach the disk.
         try admin.send("s1 sensor uid=0 result=nomatch")
-        // Give the daemon every chance to (wrongly) reveal it; nothing here is
-        // an assertion on time: whatever arrives until the kill is checked.
-        usleep(1_500_000)
+        // The daemon fails closed once the write fails: from then on whatever it
+        // would (wrongly) reveal has been sent. Wait for that event, not a time.
+        XCTAssertTrue(waitUntil { daemon.stderr.contains("The event log failed") },
+                      "the daemon never noticed the full disk: \(daemon.stderr.suffix(800))")
         // Meanwhile, a bystander must get an answer: OK or a clear refusal.
         let bystander = try daemon.connect()
         bystander.timeout = 3
@@ -115,8 +116,11 @@ final class DiskFaultTests: ReliabilityTestCase {
             XCTAssertOK(try client.request("sync ping"))
         }
         for _ in 0..<50 {
-            // Wait until what was appended is on disk (safety net, not a timing assertion).
-            usleep(50_000)
+            // What was appended is on disk once it is durable: stats says when.
+            XCTAssertTrue(try waitUntil {
+                let stats = try client.request("pad-st stats")
+                return stats["durable-seq"] == stats["log-seq"]
+            }, "the padding never became durable")
             let size = try segmentSize()
             var room = (page - size % page) % page
             if room == 0 { return }
@@ -160,11 +164,13 @@ final class DiskFaultTests: ReliabilityTestCase {
         // few seconds; the loop below is a safety net, not a timing assertion).
         unlink(filler)
         var recovered: Response?
-        for attempt in 0..<300 {
+        var attempt = 0
+        try waitUntil(safetyNet: 30) {
+            attempt += 1
             let reply = try client.request("n-after\(attempt) new")
-            if reply.status == .ok { recovered = reply; break }
+            if reply.status == .ok { recovered = reply; return true }
             XCTAssertProtocolError(reply, "unavailable")
-            usleep(100_000)
+            return false
         }
         XCTAssertNotNil(recovered?["ctx"], "the daemon serves again once the disk has room, without a restart")
         // The daemon should have said why, on stderr (the journal).

@@ -47,10 +47,11 @@ final class HardeningTests: ReliabilityTestCase {
         XCTAssertEqual(run("/usr/bin/gpasswd", ["-d", "nobody", group]), 0)
         // Observable, not timed: poll (safety net 15 s) until the same connection is refused.
         var last: Response?
-        for index in 0..<150 {
-            last = try member.request("a\(index + 2) stats")
-            if last?.errorName == "permission-denied" { break }
-            usleep(100_000)
+        var index = 1
+        waitUntil(safetyNet: 15) {
+            index += 1
+            last = try? member.request("a\(index) stats")
+            return last?.errorName == "permission-denied"
         }
         XCTAssertEqual(last?.errorName, "permission-denied", "admin rights outlived the group membership: \(String(describing: last))")
         XCTAssertProtocolError(try member.request("r1 reset uid=0"), "permission-denied")

@@ -189,16 +189,19 @@ final class HostileClientTests: ReliabilityTestCase {
         for (index, client) in accepted.enumerated() where index % 7 == 0 {
             XCTAssertOK(try client.request("again\(index) ping"))
         }
+        let probe = try XCTUnwrap(accepted.last)
+        let open = Int(try probe.request("\(tag("n")) stats")["connections"] ?? "") ?? 0
         for client in accepted.prefix(10) { client.shutDown() }
         accepted.removeFirst(10)
+        // The daemon sees the closes on a later loop turn: wait for its count of them.
+        XCTAssertTrue(try waitUntil { (Int(try probe.request("\(tag("n")) stats")["connections"] ?? "") ?? .max) <= open - 10 },
+                      "the daemon never saw the closes")
         var reopened = 0
-        for _ in 0..<100 where reopened < 10 {
+        for _ in 0..<10 {
             let client = try daemon.connect()
             if let reply = try? client.request("r ping"), reply.status == .ok {
                 reopened += 1
                 accepted.append(client)
-            } else {
-                usleep(20_000)  // the daemon sees the closes on its next loop turn
             }
         }
         XCTAssertEqual(reopened, 10, "slots freed by closed connections were not reused")
@@ -375,13 +378,8 @@ final class HostileClientTests: ReliabilityTestCase {
         for client in clients { client.shutDown() }
         clients.removeAll()
         // Closing releases them (S-14); the count comes back to zero.
-        var contexts = "?"
-        for _ in 0..<200 {
-            contexts = try status(admin, uid: 0)["contexts"] ?? "?"
-            if contexts == "0" { break }
-            usleep(20_000)
-        }
-        XCTAssertEqual(contexts, "0", "contexts of closed connections were not released")
+        XCTAssertTrue(try waitUntil { try status(admin, uid: 0)["contexts"] == "0" },
+                      "contexts of closed connections were not released")
         XCTAssertLessThan(during - before, 128 * 1024, "RSS grew from \(before) KiB to \(during) KiB for \(20 * maxContexts) contexts")
         // And the released contexts leave the state: a second round does not grow it further.
         for _ in 0..<20 {

@@ -239,10 +239,7 @@ final class LogExhaustionTests: ReliabilityTestCase {
                 _ = try client.readUntilEOF()
             }
             // The release runs in the tick after the closes: wait for it to be counted (a safety net, not a timing).
-            for _ in 0..<200 {
-                if Int(try admin.request("\(tag("st")) stats")["memory-releases"] ?? "") ?? -1 > releases { break }
-                usleep(20_000)
-            }
+            try waitUntil { Int(try admin.request("\(tag("st")) stats")["memory-releases"] ?? "") ?? -1 > releases }
             return peak
         }
         let baseline = residentKiB(daemon.pid)

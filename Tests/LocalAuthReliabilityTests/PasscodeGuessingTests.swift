@@ -142,7 +142,7 @@ final class PasscodeGuessingTests: ReliabilityTestCase {
         while finals.count < 20 { take(try user.next()) }
         // Verdicts may still be on their way (a preempted evaluation's check
         // still counts): wait until no passcode job waits or runs.
-        for _ in 0..<300 where try stat(admin, "passcode-queued") + stat(admin, "passcode-running") > 0 { usleep(20_000) }
+        try waitUntil { try stat(admin, "passcode-queued") + stat(admin, "passcode-running") == 0 }
         XCTAssertEqual(try stat(admin, "passcode-queued") + stat(admin, "passcode-running"), 0)
         XCTAssertEqual(try stat(admin, "passcode-checks") - checksBefore, 1, "an attempt queued behind the delay was checked")
         XCTAssertFalse(finals.values.contains { $0.status == .ok }, "an evaluation succeeded: \(finals.values.filter { $0.status == .ok })")

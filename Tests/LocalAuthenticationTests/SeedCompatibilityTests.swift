@@ -4,6 +4,7 @@
 // async/await style, and the delegate-based manager.
 import Foundation
 import LocalAuthentication
+import LocalAuthTestSupport
 import XCTest
 
 final class SeedCompatibilityTests: LiveTestCase {
@@ -136,9 +137,7 @@ final class SeedCompatibilityTests: LiveTestCase {
         // and the right passcode lifts the lockout (S-4).
         fourth.evokeBiometric()
         XCTAssertEqual(handler.nextPrompt(), "passcode")
-        let deadline = Date().addingTimeInterval(15)
-        while try admin.ok("status uid=0")["locked-out"] != "false", Date() < deadline { usleep(10_000) }
-        XCTAssertEqual(try admin.ok("status uid=0")["locked-out"], "false")
+        XCTAssertTrue(try waitUntil(safetyNet: 15) { try admin.ok("status uid=0")["locked-out"] == "false" })
     }
 }
 

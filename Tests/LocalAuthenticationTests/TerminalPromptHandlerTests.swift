@@ -5,6 +5,7 @@
 import Foundation
 import Glibc
 import LocalAuthentication
+import LocalAuthTestSupport
 import XCTest
 
 final class TerminalPromptHandlerTests: XCTestCase {
@@ -127,7 +128,7 @@ final class TerminalPromptHandlerTests: XCTestCase {
         let shown = terminal.screen(until: "Enter Password")
         XCTAssertTrue(shown.contains("Touch the sensor (attempt 2)"), shown)
         terminal.type("\n")
-        for _ in 0..<200 where session.fallbackCount == 0 { usleep(10_000) }
+        waitUntil(safetyNet: 2) { session.fallbackCount > 0 }
         XCTAssertEqual(session.fallbackCount, 1)
         handler.dismissPrompt(session: session)
     }
