@@ -35,21 +35,6 @@ final class BenchDirectory {
     deinit { _ = try? FileManager.default.removeItem(atPath: path) }
 }
 
-/// Runs `body(i)` on `count` real threads at once and waits for all.
-func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
-    let done = DispatchGroup()
-    for index in 0..<count {
-        done.enter()
-        let thread = Thread {
-            body(index)
-            done.leave()
-        }
-        thread.stackSize = 1 << 20
-        thread.start()
-    }
-    done.wait()
-}
-
 func check(_ condition: Bool, _ what: String) {
     if !condition {
         FileHandle.standardError.write(Data("localauthlog-bench: \(what)\n".utf8))

@@ -36,19 +36,13 @@ func payload(_ index: Int) -> [UInt8] {
 
 func durable(_ directory: String) throws {
     let log = try EventLog.open(directory, options: .init(segmentSize: 32 << 10, onDurable: { seq in report("D \(seq)") }))
-    let done = DispatchGroup()
-    for thread in 0..<4 {
-        done.enter()
-        Thread {
-            for index in 0..<20_000 {
-                guard let seq = try? log.append(time: Int64(index), keys: keys(index + thread), payload: payload(index)),
-                      (try? log.waitDurable(seq)) != nil
-                else { break }
-            }
-            done.leave()
-        }.start()
+    onThreads(4) { thread in
+        for index in 0..<20_000 {
+            guard let seq = try? log.append(time: Int64(index), keys: keys(index + thread), payload: payload(index)),
+                  (try? log.waitDurable(seq)) != nil
+            else { return }
+        }
     }
-    done.wait()
     try log.close()
 }
 

@@ -129,8 +129,6 @@ extension XCTestCase {
     }
 }
 
-/// Runs `body(i)` on `count` real threads at once and waits for all
-/// (DispatchQueue.concurrentPerform runs only as many at once as there are CPUs).
 /// Runs `localauthlog-child ARGUMENTS` (Tests/LocalAuthLogChild), reads its
 /// "`prefix`<seq>" lines until `target` of them arrived (or it ended), kills
 /// it with SIGKILL, reads what it had printed by then, and returns the
@@ -166,18 +164,4 @@ func runChildUntilKilled(_ arguments: [String], prefix: String, lines target: In
     child.waitUntilExit()
     consume(pipe.fileHandleForReading.readDataToEndOfFile())
     return (maxSeq, seen)
-}
-
-func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
-    let done = DispatchGroup()
-    for index in 0..<count {
-        done.enter()
-        let thread = Thread {
-            body(index)
-            done.leave()
-        }
-        thread.stackSize = 1 << 20
-        thread.start()
-    }
-    done.wait()
 }

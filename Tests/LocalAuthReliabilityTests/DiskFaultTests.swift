@@ -11,17 +11,6 @@ import LocalAuthTestSupport
 import XCTest
 
 final class DiskFaultTests: ReliabilityTestCase {
-    /// A tmpfs of `size` mounted in a fresh temp dir; nil (skip) when mounting is not allowed.
-    func tinyFilesystem(_ size: String) throws -> TemporaryDirectory {
-        let directory = TemporaryDirectory()
-        let mountPoint = directory.path + "/mnt"
-        mkdir(mountPoint, 0o755)
-        let (code, _, err) = try runToCompletion("/usr/bin/mount", ["-t", "tmpfs", "-o", "size=\(size),mode=0755", "tmpfs", mountPoint])
-        guard code == 0 else { throw XCTSkip("cannot mount a tmpfs here (needs root): \(err)") }
-        directory.mounts.append(mountPoint)
-        return directory
-    }
-
     /// Writes a file until the filesystem is full; returns its path.
     @discardableResult
     func fill(_ directory: String) -> String {

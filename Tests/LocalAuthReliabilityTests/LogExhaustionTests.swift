@@ -255,17 +255,6 @@ final class LogExhaustionTests: ReliabilityTestCase {
         XCTAssertLessThan(after2 - baseline, (peak - baseline) / 4, "a second round kept memory (\(after2) KiB)")
     }
 
-    /// A tmpfs of `size` in a fresh temp dir; skipped when mounting is not allowed.
-    func tinyFilesystem(_ size: String) throws -> TemporaryDirectory {
-        let directory = TemporaryDirectory()
-        let mountPoint = directory.path + "/mnt"
-        mkdir(mountPoint, 0o755)
-        let (code, _, err) = try runToCompletion("/usr/bin/mount", ["-t", "tmpfs", "-o", "size=\(size),mode=0755", "tmpfs", mountPoint])
-        guard code == 0 else { throw XCTSkip("cannot mount a tmpfs here (needs root): \(err)") }
-        directory.mounts.append(mountPoint)
-        return directory
-    }
-
     func residentKiB(_ pid: pid_t?) -> Int {
         guard let pid else { return 0 }
         for line in readText("/proc/\(pid)/status").split(separator: "\n") where line.hasPrefix("VmRSS:") {

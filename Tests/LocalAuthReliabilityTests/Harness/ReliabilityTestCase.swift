@@ -3,6 +3,7 @@
 // daemon may be dead), then their state directory, stdout and stderr are
 // searched for every secret registered with `Secrets.make` (S-39), and the
 // state directory's permissions are checked.
+import Glibc
 import LocalAuthProtocol
 import LocalAuthTestSupport
 import XCTest
@@ -79,6 +80,18 @@ class ReliabilityTestCase: XCTestCase {
                      file: StaticString = #filePath, line: UInt = #line) throws {
         XCTAssertOK(try admin.request("\(tag("p")) set-passcode secret=\(passcode) uid=\(uid)"), file: file, line: line)
         if enroll { XCTAssertOK(try admin.request("\(tag("en")) enroll uid=\(uid)"), file: file, line: line) }
+    }
+
+    /// A tmpfs of `size` mounted at `mnt` in a fresh temp dir (unmounted with
+    /// it); skips the test where mounting is not allowed.
+    func tinyFilesystem(_ size: String) throws -> TemporaryDirectory {
+        let directory = TemporaryDirectory()
+        let mountPoint = directory.path + "/mnt"
+        mkdir(mountPoint, 0o755)
+        let (code, _, err) = try runToCompletion("/usr/bin/mount", ["-t", "tmpfs", "-o", "size=\(size),mode=0755", "tmpfs", mountPoint])
+        guard code == 0 else { throw XCTSkip("cannot mount a tmpfs here (needs root): \(err)") }
+        directory.mounts.append(mountPoint)
+        return directory
     }
 
     func status(_ admin: Client, uid: UInt32) throws -> Response {

@@ -1,0 +1,1 @@
+../LocalAuthLogTests/OnThreads.swift
