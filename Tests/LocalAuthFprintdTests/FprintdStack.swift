@@ -136,11 +136,7 @@ final class FprintdStack {
     }
 }
 
-/// Polls `condition` until it holds; the timeout is a safety net.
+/// `waitUntil`, failing with `what` when the safety net runs out.
 func until(_ what: String, timeout: Double = 20, _ condition: () throws -> Bool) throws {
-    let deadline = Date().addingTimeInterval(timeout)
-    while try !condition() {
-        guard Date() < deadline else { throw HarnessError("gave up waiting: \(what)") }
-        usleep(20_000)
-    }
+    guard try waitUntil(safetyNet: timeout, condition) else { throw HarnessError("gave up waiting: \(what)") }
 }
