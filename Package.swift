@@ -7,6 +7,7 @@
 //   LocalAuthSystem    thin syscall layer (epoll, sockets, files, crypto, systemd)
 //   LocalAuthLog       the append-only event log (segments, snapshots, replay)
 //   LocalAuthServer    the daemon: event loop, connections, verbs, backends
+//   LocalAuthSimulation  the deterministic simulator over the real core and gate
 //   LocalAuthentication  Apple's client API over the protocol
 //   localauthd / localauthctl  executables
 //
@@ -107,6 +108,14 @@ let package = Package(
         .target(name: "LocalAuthFuzzTargets", dependencies: [
             "LocalAuthProtocol", "LocalAuthConfig", "LocalAuthCore", "LocalAuthLog", "LocalAuthSystem",
         ], path: "Tests/Fuzz", exclude: ["corpus", "regressions"]),
+        // The deterministic simulator (docs/RELIABILITY.md "Deterministic
+        // simulation"): the real core, reply gate and record framing over a
+        // simulated disk, clock and clients. Not a product: CI runs its seeds.
+        .target(name: "LocalAuthSimulation", dependencies: [
+            "LocalAuthCore", "LocalAuthProtocol", "LocalAuthLog", "LocalAuthServer",
+        ]),
+        .executableTarget(name: "localauth-sim", dependencies: ["LocalAuthSimulation"]),
+        .testTarget(name: "LocalAuthSimulationTests", dependencies: ["LocalAuthSimulation", "LocalAuthCore"]),
         .testTarget(name: "LocalAuthReliabilityTests", dependencies: [
             "LocalAuthProtocol", "LocalAuthSystem", "LocalAuthCore", "LocalAuthLog", "LocalAuthConfig",
             "LocalAuthTestSupport", "LocalAuthFuzzTargets",

@@ -98,42 +98,29 @@ public final class LogReader {
                 loaded = false
                 continue
             }
-            let raw = UnsafeRawBufferPointer(buffer)
-            let remaining = size - offset
+            // One record's framing, as RecordFraming checks it (the
+            // simulator decodes its in-memory log with the same code).
             // FORMAT.md "Preallocation": zeros after the last record of the
             // last segment are space the writer reserved, the log's clean end.
-            if isLastSegment, remaining < RecordFormat.prefixSize || RecordFormat.u32(raw, offset) == 0, allZero(from: offset) {
+            let raw = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<size])
+            switch RecordFraming.check(raw, at: offset, expectedSeq: expectedSeq, zerosEnd: isLastSegment) {
+            case .zeros:
                 return finish(.end)
+            case .damaged(let detail, let reason):
+                return finish(damaged(detail, reason))
+            case .untrusted(let detail, let reason):
+                return finish(.corruption(corruption(reason, detail)))
+            case .record(let seq, let time, let keys, let payload, let end):
+                let position = LogPosition(segment: segments[segmentIndex], offset: offset)
+                let record = UnsafeRawBufferPointer(rebasing: raw[offset..<end])
+                offset = end
+                expectedSeq = seq + 1
+                lastSeq = seq
+                if seq < fromSeq { continue }
+                return .record(Record(
+                    seq: seq, time: time, keys: keys, payload: UnsafeRawBufferPointer(rebasing: raw[payload]), bytes: record,
+                    position: position))
             }
-            guard remaining >= RecordFormat.prefixSize else { return finish(damaged("short record prefix", .badLength)) }
-            let length = Int(RecordFormat.u32(raw, offset))
-            guard length >= RecordFormat.fixedBodySize, length <= RecordFormat.maxBodySize else {
-                return finish(damaged("length \(length)", .badLength))
-            }
-            guard RecordFormat.prefixSize + length <= remaining else {
-                return finish(damaged("record of \(RecordFormat.prefixSize + length) bytes past end of file", .badLength))
-            }
-            let body = UnsafeRawBufferPointer(rebasing: raw[offset + 8..<offset + 8 + length])
-            guard CRC32C.checksum(body) == RecordFormat.u32(raw, offset + 4) else {
-                return finish(damaged("crc mismatch", .crcMismatch))
-            }
-            let record = UnsafeRawBufferPointer(rebasing: raw[offset..<offset + 8 + length])
-            let seq = RecordFormat.u64(record, 8)
-            guard seq == expectedSeq else {
-                return finish(.corruption(corruption(.seqGap, "found seq \(seq)")))
-            }
-            guard RecordFormat.u16(record, 26) & ~RecordFormat.knownFlags == 0 else {
-                return finish(.corruption(corruption(.badFlags, "flags \(RecordFormat.u16(record, 26))")))
-            }
-            let position = LogPosition(segment: segments[segmentIndex], offset: offset)
-            offset += 8 + length
-            expectedSeq = seq + 1
-            lastSeq = seq
-            if seq < fromSeq { continue }
-            return .record(Record(
-                seq: seq, time: Int64(bitPattern: RecordFormat.u64(record, 16)), keys: RecordFormat.keys(record),
-                payload: UnsafeRawBufferPointer(rebasing: record[RecordFormat.headerSize...]), bytes: record,
-                position: position))
         }
     }
 
@@ -185,10 +172,6 @@ public final class LogReader {
         return .corruption(corruption(reason, detail))
     }
 
-    private func allZero(from start: Int) -> Bool {
-        UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[start..<size]).allSatisfy { $0 == 0 }
-    }
-
     /// How many bytes from `offset` the torn write covers (what a cut keeps
     /// in `.broken`): the record its length field claims, and any non-zero
     /// byte after it; zeros after both are preallocated space.
@@ -207,19 +190,8 @@ public final class LogReader {
 
     /// Looks for a CRC-valid record with a plausible later seq after the damage.
     private func intactRecordFollows() -> Bool {
-        let raw = UnsafeRawBufferPointer(buffer)
-        var candidate = offset + 1
-        while candidate + RecordFormat.headerSize <= size {
-            defer { candidate += 1 }
-            let length = Int(RecordFormat.u32(raw, candidate))
-            guard length >= RecordFormat.fixedBodySize, length <= RecordFormat.maxBodySize,
-                  candidate + 8 + length <= size else { continue }
-            let seq = RecordFormat.u64(raw, candidate + 8)
-            guard seq >= expectedSeq, seq - expectedSeq < 1 << 32 else { continue }
-            let body = UnsafeRawBufferPointer(rebasing: raw[candidate + 8..<candidate + 8 + length])
-            if CRC32C.checksum(body) == RecordFormat.u32(raw, candidate + 4) { return true }
-        }
-        return false
+        RecordFraming.intactRecordFollows(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[0..<size]),
+                                          after: offset, expectedSeq: expectedSeq)
     }
 
     /// Reads segment `segmentIndex` and checks its header against its name and

@@ -3,16 +3,18 @@
 // state == fold(log), S-38), and remembers the newest event whose outcome may
 // not be revealed before its fsync: a security failure (S-40) or an admin
 // action (an `OK` to `reset` must survive a power cut; docs/MODEL.md). The
-// output that waits for it is held by the ReplyGate.
+// output that waits for it is held by the ReplyGate. Public (as are
+// EventRecorder and ReplyGate) for the deterministic simulator, which drives
+// it over a simulated disk; LocalAuthServer is no product of the package.
 import LocalAuthCore
 
-final class Authenticator {
-    private(set) var state: AuthState
-    let recorder: EventRecorder
+public final class Authenticator {
+    public private(set) var state: AuthState
+    public let recorder: EventRecorder
     /// The seq of the newest event that must be durable before output
     /// produced after it is sent (`EventBody.isDurableBeforeReply`): the
     /// barrier of the server's ReplyGate, which holds that output.
-    private(set) var revealGate: UInt64 = 0
+    public private(set) var revealGate: UInt64 = 0
     /// Called with the seq of every event after it is recorded and folded.
     var observe: (UInt64) -> Void = { _ in }
     /// Users someone watches (`watch`), and those of them that an event
@@ -21,19 +23,19 @@ final class Authenticator {
     var watched: Set<UserID> = []
     private(set) var touched: Set<UserID> = []
 
-    init(state: AuthState, recorder: EventRecorder) {
+    public init(state: AuthState, recorder: EventRecorder) {
         self.state = state
         self.recorder = recorder
     }
 
-    enum Outcome {
+    public enum Outcome {
         case events([Event])
         case rejected(Rejection)
         /// The log cannot take events: fail closed.
         case unavailable(String)
     }
 
-    func execute(_ command: Command, now: Int64) -> Outcome {
+    public func execute(_ command: Command, now: Int64) -> Outcome {
         if let failure = recorder.failure { return .unavailable(failure) }
         switch decide(command, state, now: now) {
         case .failure(let rejection):
@@ -49,7 +51,7 @@ final class Authenticator {
     /// can-evaluate, the hot command: the core's rule gives one check, which
     /// is recorded and folded as `commit` would its event, without making
     /// the event (`recorder.record(_:time:)`, `AuthState.apply(_:time:)`).
-    func canEvaluate(_ ctx: ContextID, policy: Policy, now: Int64) -> Result<PolicyCheck, CheckRefusal> {
+    public func canEvaluate(_ ctx: ContextID, policy: Policy, now: Int64) -> Result<PolicyCheck, CheckRefusal> {
         if let failure = recorder.failure { return .failure(.unavailable(failure)) }
         let outcome = read { $0.canEvaluate(ctx, policy: policy, now: now) }
         // Consumed: the check is moved out, not copied (an outlined copy of
@@ -84,7 +86,7 @@ final class Authenticator {
         assert(state.contexts.count == before)
     }
 
-    enum CheckRefusal: Error {
+    public enum CheckRefusal: Error {
         case rejected(Rejection)
         case unavailable(String)
     }
@@ -127,5 +129,5 @@ final class Authenticator {
 
     /// End of a loop turn, before replies go out: what was appended reaches
     /// the file, and an fsync is asked for if anything waits for one.
-    func flush() { recorder.flush(durableThrough: revealGate) }
+    public func flush() { recorder.flush(durableThrough: revealGate) }
 }

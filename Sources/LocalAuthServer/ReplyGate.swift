@@ -8,14 +8,16 @@
 // releases exactly what S covers; a log that fails drops it all (it will
 // never be durable, fail closed). Pure: no socket, no clock, no journal —
 // the server writes what the gate hands back.
-struct ReplyGate<JournalEntry> {
-    typealias ConnectionID = UInt64
+public struct ReplyGate<JournalEntry> {
+    public typealias ConnectionID = UInt64
+
+    public init() {}
 
     /// Every event with seq <= durable is on disk, as last learned.
-    private(set) var durable: UInt64 = 0
+    public private(set) var durable: UInt64 = 0
     /// The log failed: nothing held will ever be released (until a new gate
     /// comes with a reopened log).
-    private(set) var failed = false
+    public private(set) var failed = false
     /// Output held per connection, and the order in which connections
     /// started holding (release walks it, so the order is deterministic;
     /// ids of forgotten connections are skipped and pruned there).
@@ -33,7 +35,7 @@ struct ReplyGate<JournalEntry> {
 
     /// Whether output produced now must wait: the barrier is not durable
     /// yet (after a log failure nothing waits: what would is dropped).
-    mutating func isShut(barrier: UInt64, durable current: () -> UInt64) -> Bool {
+    public mutating func isShut(barrier: UInt64, durable current: () -> UInt64) -> Bool {
         !failed && isPending(barrier, durable: current)
     }
 
@@ -51,14 +53,14 @@ struct ReplyGate<JournalEntry> {
     /// Whether bytes produced now for `id` may go straight to its output:
     /// the gate is open and nothing of `id` is held (bytes queue behind
     /// held ones, in order).
-    mutating func admits(_ id: ConnectionID, barrier: UInt64, durable current: () -> UInt64) -> Bool {
+    public mutating func admits(_ id: ConnectionID, barrier: UInt64, durable current: () -> UInt64) -> Bool {
         if isShut(barrier: barrier, durable: current) { return false }
         return held.isEmpty || held[id] == nil
     }
 
     /// Holds bytes for `id` that `admits` refused: behind the barrier if it
     /// is not durable, and behind what `id` already holds.
-    mutating func hold(_ bytes: [UInt8], for id: ConnectionID, barrier: UInt64) {
+    public mutating func hold(_ bytes: [UInt8], for id: ConnectionID, barrier: UInt64) {
         let wait = barrier > durable ? barrier : 0
         if held[id] == nil { order.append(id) }
         held[id, default: HeldOutput()].append(bytes, wait: wait)
@@ -67,7 +69,7 @@ struct ReplyGate<JournalEntry> {
     /// A journal entry to write now, or nil when it is held (behind the
     /// barrier, or behind entries held before it: the journal keeps the
     /// order of events).
-    mutating func journal(_ entry: JournalEntry, barrier: UInt64, durable current: () -> UInt64) -> JournalEntry? {
+    public mutating func journal(_ entry: JournalEntry, barrier: UInt64, durable current: () -> UInt64) -> JournalEntry? {
         let pending = isPending(barrier, durable: current)
         // After a log failure an entry behind an undurable barrier is dropped.
         if failed { return pending ? nil : entry }
@@ -80,7 +82,7 @@ struct ReplyGate<JournalEntry> {
 
     /// The log is durable through `seq`: hands out, in order, the journal
     /// entries and each connection's bytes that `seq` covers.
-    mutating func durable(through seq: UInt64, journal write: (JournalEntry) -> Void,
+    public mutating func durable(through seq: UInt64, journal write: (JournalEntry) -> Void,
                           release: (ConnectionID, ArraySlice<UInt8>) -> Void) {
         if seq > durable { durable = seq }
         guard !failed else { return }
@@ -115,7 +117,7 @@ struct ReplyGate<JournalEntry> {
     /// unsent, and from now on nothing is held (the daemon refuses every
     /// request that needs the log). Returns the connections that lost held
     /// output, in the order they started holding.
-    mutating func logFailed() -> [ConnectionID] {
+    public mutating func logFailed() -> [ConnectionID] {
         failed = true
         let lost = order.filter { held[$0] != nil }
         held.removeAll()
@@ -125,18 +127,18 @@ struct ReplyGate<JournalEntry> {
     }
 
     /// Drops what `id` holds (it closed, or its output is being discarded).
-    mutating func forget(_ id: ConnectionID) {
+    public mutating func forget(_ id: ConnectionID) {
         guard !held.isEmpty else { return }
         held[id] = nil
     }
 
-    func isHolding(_ id: ConnectionID) -> Bool { !held.isEmpty && held[id] != nil }
+    public func isHolding(_ id: ConnectionID) -> Bool { !held.isEmpty && held[id] != nil }
 
-    func heldByteCount(_ id: ConnectionID) -> Int { held.isEmpty ? 0 : held[id]?.bytes.count ?? 0 }
+    public func heldByteCount(_ id: ConnectionID) -> Int { held.isEmpty ? 0 : held[id]?.bytes.count ?? 0 }
 
     /// Nothing is held (the usual end of a turn: nothing to release).
-    var isEmpty: Bool { journal.isEmpty && order.isEmpty }
-    var heldJournalEntries: Int { journal.count }
+    public var isEmpty: Bool { journal.isEmpty && order.isEmpty }
+    public var heldJournalEntries: Int { journal.count }
 }
 
 extension ReplyGate.HeldOutput {

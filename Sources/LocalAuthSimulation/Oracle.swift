@@ -1,0 +1,124 @@
+// The invariants the simulator checks after every step, each from its own
+// bookkeeping rather than from the code under test: S-33 (one final answer
+// per evaluation, from what the clients received), S-38 (the live state is
+// the fold of the log, decoded from the simulated disk's bytes), S-40 (no
+// reply or journal line reveals a failure before it is durable), S-41 (a
+// failed log refuses and records nothing; a rotted one is refused at
+// restart, never cut as a torn tail), S-46 (no check admitted during a
+// delay or lock) and no lockout bypass across a crash.
+import LocalAuthCore
+
+public final class Oracle {
+    /// The first violation, and where it happened.
+    public private(set) var violations: [String] = []
+    var step = 0
+    /// Counts for the report.
+    public private(set) var figures = Figures()
+
+    public struct Figures: Sendable, Equatable {
+        public init() {}
+        public var steps = 0
+        public var events = 0
+        public var canEvaluates = 0
+        public var evaluationsAnswered = 0
+        public var failuresRevealed = 0
+        public var refusedWhileFailed = 0
+        public var restarts = 0
+        public var cleanStops = 0
+        public var reopens = 0
+        public var tornTailsCut = 0
+        public var faults: [DiskFault: Int] = [:]
+        public var hostileLines = 0
+        public var disconnects = 0
+    }
+
+    /// After a log failure, the seq it stopped at: nothing may be recorded after it.
+    private var failedAt: UInt64?
+
+    func violation(_ text: String) {
+        violations.append("step \(step): \(text)")
+    }
+
+    func recorded(_ event: Event, seq: UInt64, before: AuthState, now: Int64) {
+        figures.events += 1
+        if let failedAt { violation("S-41: seq \(seq) (\(event.body.kind)) recorded after the log failed at \(failedAt)") }
+        switch event.body {
+        case .passcodeAccepted(let uid, _, _), .passcodeRejected(let uid, _, _, _):
+            if let refusal = before.passcodeEntryRefusal(uid, now: now) {
+                violation("S-46: a passcode verdict for uid \(uid) was accepted during \(refusal.message) (seq \(seq))")
+            }
+        default:
+            break
+        }
+    }
+
+    func checked() { figures.canEvaluates += 1 }
+    func count(step: Void) { figures.steps += 1 }
+    func countHostileLine() { figures.hostileLines += 1 }
+    func countDisconnect() { figures.disconnects += 1 }
+    func countCleanStop() { figures.cleanStops += 1 }
+    func countTornTail() { figures.tornTailsCut += 1 }
+    func countReopen() { figures.reopens += 1 }
+    /// The newest failure seq that reached a client or the journal.
+    private(set) var newestRevealedFailure: UInt64 = 0
+    func answeredEvaluation() { figures.evaluationsAnswered += 1 }
+    func refusedWhileFailed() { figures.refusedWhileFailed += 1 }
+    func logFailed(atSeq seq: UInt64) { failedAt = seq }
+    func restarted() {
+        failedAt = nil
+        figures.restarts += 1
+    }
+    func count(_ fault: DiskFault) { figures.faults[fault, default: 0] += 1 }
+
+    /// Bytes or a journal line that may reveal the failure at `reveals`
+    /// leave the daemon while the disk is durable through `durable`.
+    func revealed(_ reveals: UInt64, durable: UInt64, what: String) {
+        if reveals > durable {
+            violation("S-40: \(what) left before the failure at seq \(reveals) was durable (durable through \(durable))")
+        }
+        if reveals > 0 { figures.failuresRevealed += 1 }
+        newestRevealedFailure = max(newestRevealedFailure, reveals)
+    }
+
+    /// S-38: the live state against the fold of the log's bytes.
+    func compare(live: AuthState, fold: AuthState, _ when: String) {
+        guard live != fold else { return }
+        var differences: [String] = []
+        if live.contexts != fold.contexts { differences.append("contexts") }
+        if live.users != fold.users { differences.append("users") }
+        if live.rules != fold.rules { differences.append("rules") }
+        if live.eventCount != fold.eventCount { differences.append("eventCount \(live.eventCount) vs \(fold.eventCount)") }
+        if live.clockHighWater != fold.clockHighWater { differences.append("clockHighWater") }
+        if live.prompting != fold.prompting { differences.append("prompting") }
+        violation("S-38: \(when): the live state differs from the fold of the log in \(differences.joined(separator: ", "))")
+    }
+}
+
+extension Oracle.Figures {
+    public mutating func add(_ other: Oracle.Figures) {
+        steps += other.steps
+        events += other.events
+        canEvaluates += other.canEvaluates
+        evaluationsAnswered += other.evaluationsAnswered
+        failuresRevealed += other.failuresRevealed
+        refusedWhileFailed += other.refusedWhileFailed
+        restarts += other.restarts
+        cleanStops += other.cleanStops
+        reopens += other.reopens
+        tornTailsCut += other.tornTailsCut
+        hostileLines += other.hostileLines
+        disconnects += other.disconnects
+        for (fault, count) in other.faults { faults[fault, default: 0] += count }
+    }
+
+    /// The report's lines (faults in a fixed order).
+    public var summary: String {
+        var lines = [
+            "steps \(steps), events recorded \(events), can-evaluates \(canEvaluates), evaluations answered \(evaluationsAnswered)",
+            "failures revealed after their fsync \(failuresRevealed), requests refused while the log failed \(refusedWhileFailed)",
+            "restarts \(restarts) (clean stops \(cleanStops), reopens after a failure \(reopens)), torn tails cut \(tornTailsCut), hostile lines \(hostileLines), disconnects \(disconnects)",
+        ]
+        for fault in DiskFault.allCases { lines.append("fault: \(fault.rawValue): \(faults[fault] ?? 0)") }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,115 @@
+// A fake client: a uid (some administrators), the lines it sends (well
+// formed, hostile, split at any byte) and what it makes of the answers. It
+// is the S-33 oracle: every `evaluate` it sent gets PROMPT lines and then
+// exactly one final answer (OK or ERR) with its tag, never a second one.
+import LocalAuthCore
+import LocalAuthProtocol
+
+final class SimulatedClient {
+    let uid: UserID
+    let isAdmin: Bool
+    /// The connection it has open, or nil.
+    var connection: UInt64?
+    private var splitter = LineSplitter(maximumLineLength: 1 << 20)
+    /// Contexts the daemon gave it (from `new`'s answers), oldest first.
+    var contexts: [String] = []
+    /// Tags of requests sent and not answered; `new` tags, to learn the ctx.
+    private var pending: [String: String] = [:]
+    /// `evaluate` tags without their final answer, per context.
+    var running: [String: String] = [:]
+    /// `evaluate` tags whose evaluation waits at a passcode prompt.
+    var atPasscode: Set<String> = []
+    private var answered: Set<String> = []
+    private var nextTag = 0
+    /// Bytes of a line it started sending and has not finished.
+    var partial: [UInt8] = []
+    /// The tag of the last request made, and of the line cut in two.
+    var lastTag: String?
+    var partialTag: String?
+
+    /// The daemon did not read the request tagged `tag` (it had stopped
+    /// reading): no answer is owed.
+    func unread(_ tag: String?) {
+        guard let tag else { return }
+        pending[tag] = nil
+        running[tag] = nil
+        atPasscode.remove(tag)
+    }
+
+    init(uid: UserID, isAdmin: Bool) {
+        self.uid = uid
+        self.isAdmin = isAdmin
+    }
+
+    func tag() -> String {
+        nextTag += 1
+        return "t\(nextTag)"
+    }
+
+    /// A request line, remembered so that its answer can be judged.
+    func request(_ verb: String, _ arguments: [(String, String)] = [], tag: String? = nil) -> [UInt8] {
+        let tag = tag ?? self.tag()
+        lastTag = tag
+        pending[tag] = verb
+        if verb == "evaluate", let ctx = arguments.first(where: { $0.0 == "ctx" })?.1 { running[tag] = ctx }
+        var line = LineWriter()
+        line.beginRequest(tag: tag, verb: verb)
+        for (key, value) in arguments { line.append(key: key, value: value) }
+        line.endLine()
+        return line.bytes
+    }
+
+    /// Bytes the daemon sent it.
+    func receive(_ bytes: [UInt8], oracle: Oracle) {
+        splitter.append(contentsOf: bytes)
+        while let event = splitter.next() {
+            guard case .line(let line) = event else { return oracle.violation("a reply line over 1 MiB") }
+            let words = line.split(separator: UInt8(ascii: " "), maxSplits: 2)
+            guard words.count >= 2 else { return oracle.violation("a reply line without a status: \(String(decoding: line, as: UTF8.self))") }
+            let tag = String(decoding: words[0], as: UTF8.self)
+            let status = String(decoding: words[1], as: UTF8.self)
+            let rest = words.count > 2 ? String(decoding: words[2], as: UTF8.self) : ""
+            judge(tag: tag, status: status, rest: rest, oracle: oracle)
+        }
+    }
+
+    private func judge(tag: String, status: String, rest: String, oracle: Oracle) {
+        if answered.contains(tag) {
+            return oracle.violation("S-33: \(tag) of uid \(uid) got \(status) after its final answer")
+        }
+        if let ctx = running[tag] {
+            if status == "PROMPT" {
+                if rest.contains("kind=passcode") { atPasscode.insert(tag) } else { atPasscode.remove(tag) }
+                return
+            }
+            running[tag] = nil
+            atPasscode.remove(tag)
+            answered.insert(tag)
+            pending[tag] = nil
+            oracle.answeredEvaluation()
+            _ = ctx
+            return
+        }
+        guard let verb = pending.removeValue(forKey: tag) else { return }  // `*` lines, answers to hostile lines
+        if verb == "new", status == "OK", let word = rest.split(separator: " ").first(where: { $0.hasPrefix("ctx=") }) {
+            contexts.append(String(word.dropFirst(4)))
+        }
+        if verb == "invalidate" || verb == "quit" { return }
+    }
+
+    /// The connection closed (by either side): what it waited for will not come.
+    func disconnected(cleanly: Bool, oracle: Oracle) {
+        // A line it had not finished sending was never read.
+        if !partial.isEmpty { unread(partialTag) }
+        if cleanly, let tag = running.keys.sorted().first {
+            oracle.violation("S-33: uid \(uid)'s evaluation \(tag) had no final answer when the daemon closed cleanly")
+        }
+        connection = nil
+        splitter = LineSplitter(maximumLineLength: 1 << 20)
+        contexts.removeAll()
+        pending.removeAll()
+        running.removeAll()
+        atPasscode.removeAll()
+        partial.removeAll()
+    }
+}
