@@ -61,6 +61,9 @@ final class Server {
     var stopping = false
     /// Set once in init (FprintdSensor needs the server).
     private(set) var sensorBackend: SensorBackend = SimulatedSensor()
+    /// `sensorBackend.isSimulated`, kept as a stored flag: the hot
+    /// can-evaluate path reads it without a call through the protocol.
+    private(set) var sensorIsSimulated = true
     /// Users whose biometric prompt the sensor backend is scanning for.
     var scanning: Set<UserID> = []
     var reloadRequested = false
@@ -145,6 +148,7 @@ final class Server {
         if configuration.biometry.backend == .fprintd {
             let fprintd = try FprintdSensor(address: configuration.biometry.fprintdBus, server: self)
             sensorBackend = fprintd
+            sensorIsSimulated = false
             try epoll.add(fprintd.names.wake.fileDescriptor, events: .readable, data: Token.sensorNames.rawValue)
             authenticator.setSensorProblem(fprintd.problem)
             fprintd.connectIfNeeded()
@@ -228,7 +232,7 @@ final class Server {
         if logFailure == nil { authenticator.recorder.flush(durableThrough: authenticator.recorder.lastSeq) }
         if logFailure != nil { retryLog() }
         sensorBackend.tick()
-        if !sensorBackend.isSimulated { expireEnrollmentQueries() }
+        if !sensorIsSimulated { expireEnrollmentQueries() }
         judgeSpaceReserve()
         pruneIdleAllowances()
         releaseMemoryAfterClosedContexts()

@@ -78,7 +78,7 @@ extension Server {
 
     func canEvaluate(_ request: Request, _ connection: Connection) {
         guard let ctx = ownedContext(request, connection), let policy = policy(request, connection) else { return }
-        if !sensorBackend.isSimulated, parkedForEnrollment(request, ctx: ctx, policy: policy, connection) { return }
+        if !sensorIsSimulated, parkedForEnrollment(request, ctx: ctx, policy: policy, connection) { return }
         var tag = request.tag
         tag.withUTF8 { answerCanEvaluate(ctx, policy: policy, tag: $0, connection, authenticator) }
     }
@@ -92,7 +92,7 @@ extension Server {
     func canEvaluateInPlace(_ line: CanEvaluateLine, _ connection: Connection, _ authenticator: Authenticator) -> Bool {
         // A real sensor's checks may wait for fprintd (S-43): they take the
         // general path, where a parked request keeps its parsed form.
-        guard sensorBackend.isSimulated else { return false }
+        guard sensorIsSimulated else { return false }
         let ctx = ContextID(high: line.ctxHigh, low: line.ctxLow)
         guard logFailure == nil, connection.contexts.contains(ctx),
               let policy = Policy(wireName: line.policy)

@@ -9,7 +9,7 @@ extension Server {
     func evaluate(_ request: Request, _ connection: Connection) {
         guard let ctx = ownedContext(request, connection), let policy = policy(request, connection) else { return }
         // S-43: before anything is counted (S-48), so that the request runs once when it is let go.
-        if !sensorBackend.isSimulated, parkedForEnrollment(request, ctx: ctx, policy: policy, connection) { return }
+        if !sensorIsSimulated, parkedForEnrollment(request, ctx: ctx, policy: policy, connection) { return }
         // S-21: a missing reason is bad-argument (Apple raises), like an empty one.
         let reason = request.arguments.value(for: "reason") ?? ""
         if let refusal = checkValueCap(reason, key: "reason") ?? loggedRequestRefusal(connection, events: 1) {
