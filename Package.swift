@@ -1,6 +1,7 @@
 // swift-tools-version:6.0
 // The module graph is the architecture (see docs/ARCHITECTURE.md):
 //
+//   LocalAuthHex       pure hex digits, the one parser every layer shares
 //   LocalAuthCore      pure rules: decide/evolve, no Glibc, no clock, no I/O
 //   LocalAuthProtocol  pure line codec of PROTOCOL.md
 //   LocalAuthConfig    pure INI parser and configuration values
@@ -11,7 +12,8 @@
 //   LocalAuthentication  Apple's client API over the protocol
 //   localauthd / localauthctl  executables
 //
-// The core depends on nothing, so it cannot import an I/O module by mistake.
+// The core depends on nothing but LocalAuthHex (pure, a leaf), so it cannot
+// import an I/O module by mistake.
 import PackageDescription
 
 let package = Package(
@@ -23,8 +25,12 @@ let package = Package(
     ],
     targets: [
         // Pure layers.
-        .target(name: "LocalAuthCore"),
-        .target(name: "LocalAuthProtocol"),
+        // The hex parser of the core (ids), the protocol (the can-evaluate
+        // fast path), the log, the server and the client: its own leaf,
+        // since the core and the protocol share no other module.
+        .target(name: "LocalAuthHex"),
+        .target(name: "LocalAuthCore", dependencies: ["LocalAuthHex"]),
+        .target(name: "LocalAuthProtocol", dependencies: ["LocalAuthHex"]),
         .target(name: "LocalAuthConfig", dependencies: ["LocalAuthCore"]),
 
         // C libraries from Debian, and the shim for calls Glibc does not expose.
@@ -38,25 +44,26 @@ let package = Package(
         // The writer's state is only touched under its lock; the dynamic
         // exclusivity checks on it cost ~120 instructions per appended record
         // (docs/BENCHMARKS.md), so release builds drop them as the server's do.
-        .target(name: "LocalAuthLog", dependencies: ["LocalAuthCore", "LocalAuthSystem"], exclude: ["FORMAT.md"],
+        .target(name: "LocalAuthLog", dependencies: ["LocalAuthHex", "LocalAuthCore", "LocalAuthSystem"], exclude: ["FORMAT.md"],
                 swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]),
         // The event loop's state is confined to one thread. Its dynamic
         // exclusivity checks cost ~15% of the daemon's CPU per request
         // (docs/BENCHMARKS.md), so release builds drop them; debug builds,
         // which every test and fuzz regression runs, keep them.
         .target(name: "LocalAuthServer", dependencies: [
-            "LocalAuthCore", "LocalAuthProtocol", "LocalAuthConfig", "LocalAuthSystem", "LocalAuthLog",
+            "LocalAuthHex", "LocalAuthCore", "LocalAuthProtocol", "LocalAuthConfig", "LocalAuthSystem", "LocalAuthLog",
         ], swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]),
         .executableTarget(name: "localauthd", dependencies: ["LocalAuthServer"]),
 
         // Clients.
-        .target(name: "LocalAuthentication", dependencies: ["LocalAuthProtocol", "LocalAuthCore"]),
+        .target(name: "LocalAuthentication", dependencies: ["LocalAuthHex", "LocalAuthProtocol", "LocalAuthCore"]),
         .executableTarget(name: "localauthctl", dependencies: [
             "LocalAuthentication", "LocalAuthProtocol", "LocalAuthCore", "LocalAuthConfig", "LocalAuthLog",
             "LocalAuthSystem",
         ]),
 
         // Tests.
+        .testTarget(name: "LocalAuthHexTests", dependencies: ["LocalAuthHex"]),
         .testTarget(name: "LocalAuthCoreTests", dependencies: ["LocalAuthCore", "LocalAuthTestSupport"]),
         .testTarget(name: "LocalAuthProtocolTests", dependencies: ["LocalAuthProtocol", "LocalAuthTestSupport"]),
         .testTarget(name: "LocalAuthConfigTests", dependencies: ["LocalAuthConfig", "LocalAuthCore", "LocalAuthTestSupport"]),

@@ -106,11 +106,7 @@ extension UserTable: Sequence {
     public var underestimatedCount: Int { values.count }
 }
 
-/// A uid as a hash key: its bits mixed with the table's seed (MurmurHash3's
-/// finalizer), not SipHash. The keys are uids of local accounts: a client
-/// adds only its own (the kernel's SO_PEERCRED), an administrator others; a
-/// client cannot choose many keys, let alone colliding ones, and the seed
-/// still differs per table. docs/ARCHITECTURE.md, "Hash tables".
+/// A uid as a hash key, hashed without SipHash (SeededHashing.swift).
 struct UserKey: Hashable, Sendable {
     let uid: UserID
 
@@ -118,9 +114,5 @@ struct UserKey: Hashable, Sendable {
 
     func hash(into hasher: inout Hasher) {
         hasher.combine(uid)
-    }
-
-    func _rawHashValue(seed: Int) -> Int {
-        seededMix(UInt64(uid), seed: seed)
     }
 }

@@ -3,6 +3,7 @@
 //   chain[n] = SHA-256(chain[f-1] || records f..n as on disk), where f is the
 //   first seq of the segment that holds n; chain[f-1] is in its header.
 
+import LocalAuthHex
 import LocalAuthSystem
 
 /// A SHA-256 value: a chain head, or a payload digest. Stored as raw bytes.
@@ -35,24 +36,7 @@ public struct ChainHead: Hashable, Sendable, CustomStringConvertible {
 
     /// From 64 hex digits (either case); nil otherwise.
     public init?(hex: String) {
-        let digits = Array(hex.utf8)
-        guard digits.count == 64 else { return nil }
-        func value(_ c: UInt8) -> UInt8? {
-            switch c {
-            case 48...57: return c - 48
-            case 97...102: return c - 87
-            case 65...70: return c - 55
-            default: return nil
-            }
-        }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(32)
-        var index = 0
-        while index < 64 {
-            guard let high = value(digits[index]), let low = value(digits[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-            index += 2
-        }
+        guard hex.utf8.count == 64, let bytes = Hex.bytes(hex.utf8) else { return nil }
         self.init(bytes: bytes)
     }
 

@@ -10,8 +10,11 @@
 // Anything else, a reordered or quoted argument included, is left to the
 // scanner, which gives every error its usual answer.
 
+import LocalAuthHex
+
 /// `TAG SP "can-evaluate" SP "ctx=" HEX32 SP "policy=" WORD`: HEX32 is 32
-/// hex digits (either case; the ids the daemon hands out), a WORD is 1 to
+/// hex digits (either case; the ids the daemon hands out; LocalAuthHex's
+/// eight-at-a-time parse), a WORD is 1 to
 /// 64 of the TAG characters `A-Z a-z 0-9 . _ -`.
 public struct CanEvaluateLine {
     public let tag: UnsafeBufferPointer<UInt8>
@@ -33,7 +36,7 @@ public struct CanEvaluateLine {
         let tagEnd = CanEvaluateLine.word(base, from: 0, end: end, limit: Grammar.maximumTokenLength)
         guard tagEnd > 0, CanEvaluateLine.hasVerbAndCtxKey(base, at: tagEnd, end: end) else { return nil }
         let ctxStart = tagEnd + 18, ctxEnd = ctxStart + 32
-        guard end - ctxStart >= 32, let id = CanEvaluateLine.hex32(base + ctxStart),
+        guard end - ctxStart >= 32, let id = Hex.value128(at: UnsafeRawPointer(base + ctxStart)),
               CanEvaluateLine.hasPolicyKey(base, at: ctxEnd, end: end) else { return nil }
         let policyStart = ctxEnd + 8
         let policyEnd = CanEvaluateLine.word(base, from: policyStart, end: end, limit: CanEvaluateLine.maximumWordLength)
@@ -42,19 +45,6 @@ public struct CanEvaluateLine {
         ctx = UnsafeBufferPointer(start: base + ctxStart, count: ctxEnd - ctxStart)
         (ctxHigh, ctxLow) = id
         policy = UnsafeBufferPointer(start: base + policyStart, count: policyEnd - policyStart)
-    }
-
-    /// The 32 hex digits at `start` (a context id as the daemon writes
-    /// them) as 128 bits, eight digits at a time; nil if one is not a digit.
-    @inline(__always)
-    private static func hex32(_ start: UnsafePointer<UInt8>) -> (UInt64, UInt64)? {
-        let raw = UnsafeRawPointer(start)
-        guard let a = Grammar.hexWordValue(raw.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
-              let b = Grammar.hexWordValue(raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)),
-              let c = Grammar.hexWordValue(raw.loadUnaligned(fromByteOffset: 16, as: UInt64.self)),
-              let d = Grammar.hexWordValue(raw.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
-        else { return nil }
-        return (a << 32 | b, c << 32 | d)
     }
 
     /// Where the run of TAG characters from `start` ends; `start` when

@@ -61,30 +61,6 @@ enum Grammar {
         return below(word, 0x21) | has(0x7F) | has(ASCII.quote) | has(ASCII.equals) | has(ASCII.backslash) != 0
     }
 
-    /// The value of eight hex digits (either case), the first most
-    /// significant, or nil when a byte is not one. For a byte b < 0x80,
-    /// b >= lo iff b + (0x80 - lo) has its high bit set, and b > hi iff
-    /// b + (0x7F - hi) has; no sum carries into the next byte. Digits are
-    /// checked as they are, letters after OR 0x20 (which maps only A-F onto
-    /// a-f). (LocalAuthCore's HexWord is the same parse for ids in Strings.)
-    @inline(__always)
-    static func hexWordValue(_ word: UInt64) -> UInt64? {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let high: UInt64 = 0x8080_8080_8080_8080
-        @inline(__always) func inRange(_ x: UInt64, _ lo: UInt64, _ hi: UInt64) -> UInt64 {
-            (x &+ (0x80 - lo) &* ones) & ~(x &+ (0x7F - hi) &* ones) & high
-        }
-        guard word & high == 0 else { return nil }
-        let letter = inRange(word | 0x2020_2020_2020_2020, 0x61, 0x66)
-        guard inRange(word, 0x30, 0x39) | letter == high else { return nil }
-        // Each byte's value: its low nibble, plus 9 for a letter (a = 1 + 9);
-        // then nibble pairs into bytes, byte pairs into halves, halves together.
-        let x = (word & 0x0F0F_0F0F_0F0F_0F0F) &+ (letter >> 7) &* 9
-        let bytes = (x & 0x000F_000F_000F_000F) << 4 | (x >> 8) & 0x000F_000F_000F_000F
-        let halves = (bytes & 0x0000_00FF_0000_00FF) << 8 | (bytes >> 16) & 0x0000_00FF_0000_00FF
-        return (halves & 0xFFFF) << 16 | (halves >> 32) & 0xFFFF
-    }
-
     /// A TAG as a whole.
     static func isValidTag(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard (1...maximumTokenLength).contains(bytes.count) else { return false }

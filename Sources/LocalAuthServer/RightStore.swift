@@ -14,6 +14,7 @@
 // secret. A file that does not parse stops the daemon (fail closed) with a
 // message naming it.
 import LocalAuthCore
+import LocalAuthHex
 import LocalAuthSystem
 
 struct StoredRight {
@@ -112,25 +113,11 @@ struct RightStore {
         try AtomicFile.write(path, bytes: Array(text.utf8), mode: 0o600)
     }
 
+    /// A sealed secret as this file writes it: lowercase digit pairs, at
+    /// least a nonce and a tag long.
     private static func hexBytes(_ text: String) -> [UInt8]? {
-        guard text.utf8.count % 2 == 0, text.utf8.count >= 2 * (AESGCM.nonceSize + AESGCM.tagSize) else { return nil }
-        var bytes: [UInt8] = []
-        var high: UInt8?
-        for c in text.utf8 {
-            let value: UInt8
-            switch c {
-            case 48...57: value = c - 48
-            case 97...102: value = c - 87
-            default: return nil
-            }
-            if let h = high {
-                bytes.append(h << 4 | value)
-                high = nil
-            } else {
-                high = value
-            }
-        }
-        return bytes
+        guard text.utf8.count >= 2 * (AESGCM.nonceSize + AESGCM.tagSize) else { return nil }
+        return Hex.bytes(text.utf8, .lowercaseOnly)
     }
 
     struct StoreError: Error, CustomStringConvertible {

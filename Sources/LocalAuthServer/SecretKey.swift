@@ -11,6 +11,7 @@
 // file: a wrong key would make every stored secret unreadable.
 import Glibc
 import LocalAuthConfig
+import LocalAuthHex
 import LocalAuthSystem
 
 struct SecretKey {
@@ -42,28 +43,9 @@ struct SecretKey {
         if raw.count == AESGCM.keySize { return SecretKey(bytes: raw, source: path) }
         var text = raw
         if text.last == UInt8(ascii: "\n") { text.removeLast() }
-        if text.count == 2 * AESGCM.keySize, let bytes = hexBytes(text) { return SecretKey(bytes: bytes, source: path) }
+        if text.count == 2 * AESGCM.keySize, let bytes = Hex.bytes(text) { return SecretKey(bytes: bytes, source: path) }
         throw KeyError("The secrets key \(path) is not 32 bytes (raw, or 64 hex digits); make one with "
             + "`head -c 32 /dev/urandom > \(path)`, or remove it to have localauthd create one (stored secrets are then lost).")
-    }
-
-    private static func hexBytes(_ text: [UInt8]) -> [UInt8]? {
-        func nibble(_ c: UInt8) -> UInt8? {
-            switch c {
-            case 48...57: return c - 48
-            case 97...102: return c - 87
-            case 65...70: return c - 55
-            default: return nil
-            }
-        }
-        var bytes: [UInt8] = []
-        var index = 0
-        while index < text.count {
-            guard let high = nibble(text[index]), let low = nibble(text[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-            index += 2
-        }
-        return bytes
     }
 
     struct KeyError: Error, CustomStringConvertible {

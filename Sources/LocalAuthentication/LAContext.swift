@@ -19,6 +19,7 @@
 
 import Dispatch
 import Foundation
+import LocalAuthHex
 import LocalAuthProtocol
 
 open class LAContext: NSObject {
@@ -368,25 +369,7 @@ private final class WeakContext: @unchecked Sendable {
 extension Data {
     /// Hex text (any case) to bytes; nil for odd lengths or other characters.
     init?(hex: String) {
-        guard hex.utf8.count % 2 == 0 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(hex.utf8.count / 2)
-        var high: UInt8?
-        for c in hex.utf8 {
-            let value: UInt8
-            switch c {
-            case 48...57: value = c - 48
-            case 97...102: value = c - 87
-            case 65...70: value = c - 55
-            default: return nil
-            }
-            if let h = high {
-                bytes.append(h << 4 | value)
-                high = nil
-            } else {
-                high = value
-            }
-        }
+        guard let bytes = Hex.bytes(hex.utf8) else { return nil }
         self.init(bytes)
     }
 }
