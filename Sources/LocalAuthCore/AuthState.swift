@@ -48,18 +48,18 @@ extension AuthState {
 
     /// S-11: whether the passcode must be entered before biometry is usable.
     public func passcodeRequired(_ uid: UserID, now: Int64) -> Bool {
-        users.withUser(uid) { passcodeRequired($0, now: now) }
+        users.withUser(uid) { user in passcodeRequired(user, now: now) }
     }
 
     /// For callers that hold the user in place (`UserTable.withUser`).
     @inline(__always)
-    func passcodeRequired(_ user: UnsafePointer<UserState>, now: Int64) -> Bool {
-        guard user.pointee.passcodeSet else { return false }
-        if rules.passcodeRequiredAfterBoot, user.pointee.lastPasscodeBootID != bootID {
+    func passcodeRequired(_ user: borrowing UserState, now: Int64) -> Bool {
+        guard user.passcodeSet else { return false }
+        if rules.passcodeRequiredAfterBoot, user.lastPasscodeBootID != bootID {
             return true
         }
         if rules.passcodeRequiredAfter > 0 {
-            guard let last = user.pointee.lastPasscodeSuccess else { return true }
+            guard let last = user.lastPasscodeSuccess else { return true }
             return effectiveNow(now) - last > rules.passcodeRequiredAfter
         }
         return false
@@ -68,17 +68,17 @@ extension AuthState {
     /// Why biometry is unusable for this user, as an LAError and wire reason;
     /// nil when a biometric prompt may be shown. Order is S-18 step 3.
     public func biometryUnusable(_ uid: UserID, now: Int64) -> Failure? {
-        users.withUser(uid) { biometryUnusable($0, now: now) }
+        users.withUser(uid) { user in biometryUnusable(user, now: now) }
     }
 
     /// For callers that hold the user in place (`UserTable.withUser`).
     @inline(__always)
-    func biometryUnusable(_ user: UnsafePointer<UserState>, now: Int64) -> Failure? {
+    func biometryUnusable(_ user: borrowing UserState, now: Int64) -> Failure? {
         if rules.biometryType == .none { return Failure(.biometryNotAvailable) }
         if let sensorProblem { return Failure(.biometryNotAvailable, message: sensorProblem) }
-        if !user.pointee.passcodeSet { return Failure(.passcodeNotSet) }
-        if user.pointee.templates.isEmpty { return Failure(.biometryNotEnrolled) }
-        if user.pointee.biometryLockedOut || user.pointee.adminLocked { return Failure(.biometryLockout) }
+        if !user.passcodeSet { return Failure(.passcodeNotSet) }
+        if user.templates.isEmpty { return Failure(.biometryNotEnrolled) }
+        if user.biometryLockedOut || user.adminLocked { return Failure(.biometryLockout) }
         if passcodeRequired(user, now: now) {
             return Failure(.biometryLockout, message: "Passcode is required to enable biometry.", reason: "passcode-required")
         }
@@ -87,7 +87,7 @@ extension AuthState {
 
     /// The user's domain state (S-10); "" if never enrolled.
     public func domainState(_ uid: UserID) -> DomainState {
-        users.withUser(uid) { $0.pointee.domainState }
+        users.withUser(uid) { user in user.domainState }
     }
 
     /// Passcode failures left before a delay (or the admin lock) starts.

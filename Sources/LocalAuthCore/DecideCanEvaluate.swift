@@ -41,7 +41,7 @@ extension AuthState {
         }
         // The user read in place (UserTable.withUser), not copied, for every step of the check.
         let (failure, domainState) = users.withUser(uid) { user in
-            (policyCheck(user, isOpen: isOpen, policy: policy, now: now), user.pointee.domainState)
+            (policyCheck(user, isOpen: isOpen, policy: policy, now: now), user.domainState)
         }
         // S-17: after any can-evaluate the context knows the sensor type.
         return .success(PolicyCheck(uid: uid, ctx: ctx, policy: policy, biometry: rules.biometryType,
@@ -50,7 +50,7 @@ extension AuthState {
 
     /// S-18, steps 1, 2 (after the policy-5 rejection), 3 and 4.
     @inline(__always)
-    func policyCheck(_ user: UnsafePointer<UserState>, isOpen: Bool, policy: Policy, now: Int64) -> Failure? {
+    func policyCheck(_ user: borrowing UserState, isOpen: Bool, policy: Policy, now: Int64) -> Failure? {
         if !isOpen { return Failure(.invalidContext) }
         switch policy {
         case .companion:
@@ -58,7 +58,7 @@ extension AuthState {
         case .biometrics, .biometricsOrCompanion:
             return biometryUnusable(user, now: now)
         case .owner:
-            return user.pointee.passcodeSet ? nil : Failure(.passcodeNotSet)
+            return user.passcodeSet ? nil : Failure(.passcodeNotSet)
         case .wrist:
             return Failure(.invalidDimensions)  // unreachable: rejected by callers
         }

@@ -73,8 +73,8 @@ final class UserTableTests: XCTestCase {
     func testWithUserLendsTheUserOrAFreshOne() {
         var table = UserTable()
         table[3] = user(3)
-        XCTAssertEqual(table.withUser(3) { $0.pointee.domainState }, "token-3")
-        XCTAssertEqual(table.withUser(4) { $0.pointee == UserState() }, true, "an absent user reads as a fresh one")
+        XCTAssertEqual(table.withUser(3) { user in user.domainState }, "token-3")
+        XCTAssertEqual(table.withUser(4) { user in user == UserState() }, true, "an absent user reads as a fresh one")
     }
 
     func testEqualityIgnoresOrder() {
