@@ -1,8 +1,8 @@
 // `log` (AUDIT.md): events in log order, filtered by user, context and time,
 // as short lines, JSON lines or verbose blocks. With --uid/--context the
 // log's per-user/per-context index is used (a few seeks instead of a scan);
-// --follow then keeps polling the log every 200 ms until SIGINT, reading it
-// again (from the seq after the last one printed) only when its tail moved.
+// --follow then keeps polling the log every 200 ms until SIGINT, for what was
+// appended since the last seq printed (LocalAuthLog's LogFollower).
 
 import Glibc
 import LocalAuthCore
@@ -76,28 +76,20 @@ struct LogCommand: Command {
         // -n and -r need the whole (filtered) read before the first line.
         if lines != nil || reverse { printer.held = [] }
         printer.keep = lines
-        let outcome: ScanOutcome
+        // What was appended since the records printed: the log's own
+        // follower (LocalAuthLog), which also makes the plain read.
+        var follower = LogFollower(logDirectory: logDirectory)
+        var status: Int32 = 0
         if filter.uid != nil || filter.context != nil, let indexed = try? indexedRecords(directory) {
             for record in indexed.records { printer.print(seq: record.seq, time: record.time, keys: record.keys, payload: record.payload, at: record.position) }
-            outcome = ScanOutcome(lastSeq: indexed.lastSeq, status: 0, end: nil, tail: nil)
+            follower = LogFollower(logDirectory: logDirectory, after: indexed.lastSeq)
         } else {
-            outcome = try scan(logDirectory, from: 1, printer: &printer)
+            status = try read(&follower, printer: &printer)
         }
         printer.release(reverse: reverse)
         Console.flush()
-        guard follow, outcome.status == 0 else { return max(outcome.status, printer.status) }
-        return try followLog(logDirectory, from: outcome, printer: &printer)
-    }
-
-    /// Where a read of the log stopped.
-    struct ScanOutcome {
-        var lastSeq: UInt64
-        /// 1 on corruption.
-        var status: Int32
-        /// Where the read stopped: just after its last record (nil when unknown).
-        var end: LogPosition?
-        /// What the read saw when it ended cleanly: nothing after `end`.
-        var tail: LogTail?
+        guard follow, status == 0 else { return max(status, printer.status) }
+        return try followLog(&follower, printer: &printer)
     }
 
     /// The filtered records through the index, and the log's last seq.
@@ -113,59 +105,42 @@ struct LogCommand: Command {
         return (records, log.lastSeq)
     }
 
-    /// Prints the records after `seq - 1`; status 1 on corruption.
-    private func scan(_ logDirectory: String, from seq: UInt64, printer: inout EventPrinter) throws(CommandFailure) -> ScanOutcome {
-        let reader: LogReader
-        do throws(SystemError) { reader = try LogReader(logDirectory: logDirectory, from: seq) } catch {
+    /// Prints the records appended since the follower's last seq; status 1 on corruption.
+    private func read(_ follower: inout LogFollower, printer: inout EventPrinter) throws(CommandFailure) -> Int32 {
+        let stop: LogFollower.Stop
+        do throws(SystemError) {
+            stop = try follower.appended { record in
+                printer.print(seq: record.seq, time: record.time, keys: record.keys, payload: record.payload, at: record.position)
+            }
+        } catch {
             throw CommandFailure("Failed to read the event log: \(error)")
         }
-        var last = seq - 1
-        while true {
-            switch reader.next() {
-            case .record(let record):
-                printer.print(seq: record.seq, time: record.time, keys: record.keys, payload: record.payload, at: record.position)
-                last = record.seq
-            case .end:
-                let end = reader.currentSegment.map { LogPosition(segment: $0, offset: reader.currentOffset) }
-                return ScanOutcome(lastSeq: last, status: 0, end: end,
-                                   tail: .clean(segments: reader.segments, end: end, size: reader.currentSize))
-            case .tornTail(let torn):
-                if !follow { Console.error("localauthctl: note: the log ends in an unfinished write (\(torn)); the daemon cuts it when it starts") }
-                return ScanOutcome(lastSeq: last, status: 0, end: LogPosition(segment: torn.segment, offset: torn.offset), tail: nil)
-            case .corruption(let corruption):
-                Console.error("localauthctl: the log cannot be trusted from here: \(corruption); run 'localauthctl verify'")
-                return ScanOutcome(lastSeq: last, status: 1, end: nil, tail: nil)
-            }
+        switch stop {
+        case .caughtUp:
+            return 0
+        case .tornTail(let torn):
+            if !follow { Console.error("localauthctl: note: the log ends in an unfinished write (\(torn)); the daemon cuts it when it starts") }
+            return 0
+        case .corruption(let corruption):
+            Console.error("localauthctl: the log cannot be trusted from here: \(corruption); run 'localauthctl verify'")
+            return 1
         }
     }
 
     /// Polls every 200 ms for records after the first read, until SIGINT/SIGTERM.
-    /// The log is read again (from the seq after the last one printed, so no
-    /// event is printed twice or skipped, across rotations too) only when its
-    /// tail differs from what the last read saw at its end (`LogTail`).
-    private func followLog(_ logDirectory: String, from start: ScanOutcome, printer: inout EventPrinter) throws(CommandFailure) -> Int32 {
+    /// The follower hands out each record once, in order, across rotations,
+    /// and reads the log again only when its tail moved.
+    private func followLog(_ follower: inout LogFollower, printer: inout EventPrinter) throws(CommandFailure) -> Int32 {
         let signals: SignalFD
         do throws(SystemError) { signals = try SignalFD(signals: [SIGINT, SIGTERM, SIGHUP]) } catch {
             throw CommandFailure("Failed to set up signal handling: \(error)")
         }
-        var lastSeq = start.lastSeq
-        var end = start.end
-        // nil: unknown, so the first poll reads again.
-        var seen = start.tail
         while true {
             var descriptor = pollfd(fd: signals.fileDescriptor.rawValue, events: Int16(POLLIN), revents: 0)
             if poll(&descriptor, 1, 200) > 0 { return 0 }
-            let now = LogTail.read(logDirectory, end: end)
-            guard now != seen else { continue }
-            let outcome = try scan(logDirectory, from: lastSeq + 1, printer: &printer)
-            lastSeq = outcome.lastSeq
+            let status = try read(&follower, printer: &printer)
             Console.flush()
-            if outcome.status != 0 { return outcome.status }
-            // An unfinished write (or a torn tail a crash left) where `now`
-            // looked: read again once those bytes change, not at every poll;
-            // elsewhere: read again at the next poll, which looks there.
-            seen = outcome.tail ?? (now.end == outcome.end ? now : nil)
-            end = outcome.end ?? end
+            if status != 0 { return status }
         }
     }
 }

@@ -1,12 +1,10 @@
-// What `log --follow` compares between polls to tell whether the log moved:
+// What a LogFollower compares between calls to tell whether the log moved:
 // the segment files, the size of the one being read, and the bytes just
 // after the last record read. The daemon keeps zeros ahead of its records
 // (FORMAT.md "Preallocation"), so an appended record changes neither the
 // file's size nor, within one clock tick, its modification time; it does
 // change those bytes, from zeros (the clean end) to a length prefix.
 
-import Glibc
-import LocalAuthLog
 import LocalAuthSystem
 
 struct LogTail: Equatable {
