@@ -95,13 +95,14 @@ public enum Daemon {
         // A shell without job control starts background commands with SIGINT
         // ignored, and an ignored signal never reaches a signalfd: restore the
         // defaults (the signals are blocked next, so they cannot kill us).
-        for signal in [SIGTERM, SIGINT, SIGHUP] { Glibc.signal(signal, SIG_DFL) }
+        Signals.restoreDefaults([SIGTERM, SIGINT, SIGHUP])
         // SIGUSR2 is the test hook (DaemonLog.testHangSeconds); ignored otherwise.
         let signals = try SignalFD(signals: [SIGTERM, SIGINT, SIGHUP, SIGUSR2])
-        umask(0o077)
+        ProcessSettings.setFileCreationMask(0o077)
         // S-50: no core file, no same-uid ptrace, ever holds a passcode.
         try SecretMemory.forbidCoreDumps()
-        raiseOpenFileLimit(for: configuration.daemon.maxConnections)
+        // Every connection is a file descriptor: MaxConnections must be reachable.
+        ProcessSettings.raiseOpenFileLimit(to: configuration.daemon.maxConnections + 256)
 
         // The socket first: a second daemon started on a live socket stops
         // here, before it touches a state directory or records anything.
@@ -123,7 +124,7 @@ public enum Daemon {
             ? try ShadowPasscodes(path: configuration.passcode.shadowFile)
             : try BuiltinPasscodes(directory: stateDirectory)
         // S-49: the journal (or the test stand-in) holds the log's anchors.
-        let anchors = Anchors.current(uid: getuid())
+        let anchors = Anchors.current(uid: Accounts.currentUID())
         let anchorStore = try? anchors.get()
         let opened = try openAuthenticator(configuration, passcodes: passcodes, wake: durabilityWake, inbox: snapshotInbox,
                                            anchors: anchorStore, startChecks: (anchors, options.acceptLogRollback))
@@ -286,29 +287,18 @@ public enum Daemon {
         }
     }
 
-    /// Every connection is a file descriptor: lift the soft limit towards
-    /// the hard one so that MaxConnections can actually be reached.
-    static func raiseOpenFileLimit(for connections: Int) {
-        var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
-        let wanted = rlim_t(connections + 256)
-        if limit.rlim_cur < wanted {
-            limit.rlim_cur = min(wanted, limit.rlim_max)
-            _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-        }
-    }
-
     /// One daemon per state directory: an exclusive flock on `<dir>/lock`,
     /// held for the life of the process (and checked by `localauthctl repair`).
     static func lockStateDirectory(_ directory: String) throws -> FileDescriptor {
         let fd = try FileDescriptor.open(directory + "/lock", .readWrite, options: [.create], permissions: 0o600)
-        if flock(fd.rawValue, LOCK_EX | LOCK_NB) != 0 {
-            let error = errno
+        let locked: Bool
+        do { locked = try FileLock.tryExclusive(fd, path: directory + "/lock") } catch {
             try? fd.close()
-            if error == EWOULDBLOCK {
-                throw StoreError("another localauthd is using \(directory) (its lock file is held)")
-            }
-            throw SystemError(call: "flock", errno: error, path: directory + "/lock")
+            throw error
+        }
+        guard locked else {
+            try? fd.close()
+            throw StoreError("another localauthd is using \(directory) (its lock file is held)")
         }
         return fd
     }

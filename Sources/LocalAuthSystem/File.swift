@@ -53,9 +53,28 @@ public enum File {
         _ = try retryOnInterrupt("chmod", path: path) { Glibc.chmod(path, mode) }
     }
 
-    /// chown(2); pass `UInt32.max` (-1) to leave the owner or group unchanged.
-    public static func chown(_ path: String, uid: uid_t, gid: gid_t) throws(SystemError) {
-        _ = try retryOnInterrupt("chown", path: path) { Glibc.chown(path, uid, gid) }
+    /// chown(2) (lchown(2) with `followingLinks: false`: a link itself); pass
+    /// `UInt32.max` (-1) to leave the owner or group unchanged.
+    public static func chown(_ path: String, uid: uid_t, gid: gid_t, followingLinks: Bool = true) throws(SystemError) {
+        if followingLinks {
+            _ = try retryOnInterrupt("chown", path: path) { Glibc.chown(path, uid, gid) }
+        } else {
+            _ = try retryOnInterrupt("lchown", path: path) { Glibc.lchown(path, uid, gid) }
+        }
+    }
+
+    /// Who owns a file and whether it is a directory.
+    public struct Status: Sendable, Equatable {
+        public var uid: uid_t
+        public var gid: gid_t
+        public var isDirectory: Bool
+    }
+
+    /// stat(2) (lstat(2) with `followingLinks: false`); nil when it fails.
+    public static func status(_ path: String, followingLinks: Bool = true) -> Status? {
+        var info = stat()
+        guard (followingLinks ? stat(path, &info) : lstat(path, &info)) == 0 else { return nil }
+        return Status(uid: info.st_uid, gid: info.st_gid, isDirectory: info.st_mode & S_IFMT == S_IFDIR)
     }
 
     /// st_mode's permission bits (lstat: a symlink's own).

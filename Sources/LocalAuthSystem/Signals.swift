@@ -10,6 +10,13 @@ public enum Signals {
     public static func ignoreBrokenPipe() {
         signal(SIGPIPE, SIG_IGN)
     }
+
+    /// Gives `signals` their default disposition (a shell without job
+    /// control starts background commands with SIGINT ignored, and an
+    /// ignored signal never reaches a signalfd).
+    public static func restoreDefaults(_ signals: [Int32]) {
+        for number in signals { signal(number, SIG_DFL) }
+    }
 }
 
 public struct SignalFD: Sendable {

@@ -159,6 +159,14 @@ extension FileDescriptor {
         if wanted != flags { _ = try retryOnInterrupt("fcntl") { fcntl(rawValue, F_SETFL, wanted) } }
     }
 
+    /// SO_RCVTIMEO: a blocking receive gives up (EAGAIN) after `seconds`.
+    public func setReceiveTimeout(seconds: Int) throws(SystemError) {
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        _ = try retryOnInterrupt("setsockopt") {
+            setsockopt(rawValue, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        }
+    }
+
     /// send(2) with MSG_NOSIGNAL: bytes sent, or nil when the socket would block.
     public func send(_ buffer: UnsafeRawBufferPointer) throws(SystemError) -> Int? {
         try retryOnInterruptUnlessWouldBlock("send") {

@@ -1,5 +1,4 @@
 // localauthctl repair: Cut the log after the last trustworthy record (daemon stopped; keeps a copy).
-import Glibc
 import LocalAuthCore
 import LocalAuthLog
 import LocalAuthSystem
@@ -38,12 +37,12 @@ struct RepairCommand: Command {
             throw CommandFailure("localauthd is running (it answers on \(path)); stop it first (systemctl stop localauthd)")
         }
         // The daemon holds an exclusive flock on <dir>/lock while it runs.
-        let lock = open(directory + "/lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        defer { if lock >= 0 { close(lock) } }
-        if lock >= 0, flock(lock, LOCK_EX | LOCK_NB) != 0 {
+        let lock = try? FileDescriptor.open(directory + "/lock", .readWrite, options: [.create], permissions: 0o600)
+        defer { try? lock?.close() }
+        if let lock, (try? FileLock.tryExclusive(lock)) != true {
             throw CommandFailure("localauthd is running on \(directory) (it holds \(directory)/lock); stop it first")
         }
-        let by = getuid()
+        let by = Accounts.currentUID()
         let report: RepairReport
         do throws(LogError) {
             report = try EventLog.repair(directory, time: WallClock.nowMicros()) { firstLostSeq, kept in
@@ -77,13 +76,11 @@ struct RepairCommand: Command {
     /// Files written here by root (repair runs as root) go to the directory's
     /// owner, so that the daemon's own user can still write its log.
     static func giveBack(_ directory: String) {
-        var owner = stat()
-        guard stat(directory, &owner) == 0, owner.st_uid != getuid() else { return }
+        guard let owner = File.status(directory), owner.uid != Accounts.currentUID() else { return }
         func walk(_ path: String) {
-            var info = stat()
-            guard lstat(path, &info) == 0 else { return }
-            if info.st_uid != owner.st_uid { _ = lchown(path, owner.st_uid, owner.st_gid) }
-            guard info.st_mode & S_IFMT == S_IFDIR, let entries = try? Directory.entries(path) else { return }
+            guard let info = File.status(path, followingLinks: false) else { return }
+            if info.uid != owner.uid { try? File.chown(path, uid: owner.uid, gid: owner.gid, followingLinks: false) }
+            guard info.isDirectory, let entries = try? Directory.entries(path) else { return }
             for entry in entries { walk(path + "/" + entry) }
         }
         guard let entries = try? Directory.entries(directory) else { return }
@@ -93,8 +90,7 @@ struct RepairCommand: Command {
     /// Whether something answers `ping` on `path` within a second.
     static func daemonAnswers(_ path: String) -> Bool {
         guard let client = try? DaemonClient.connect(path) else { return false }
-        var timeout = timeval(tv_sec: 1, tv_usec: 0)
-        setsockopt(client.fileDescriptor.rawValue, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        try? client.fileDescriptor.setReceiveTimeout(seconds: 1)
         return (try? client.call("ping"))?.status == .ok
     }
 }

@@ -96,8 +96,7 @@ struct VerifyCommand: Command {
     /// The log against the newest anchor of `directory` (written by the
     /// daemon, whose uid owns the state directory).
     func compareWithAnchor(_ directory: String) -> Anchored {
-        var owner = stat()
-        let uid = stat(directory, &owner) == 0 ? owner.st_uid : getuid()
+        let uid = File.status(directory)?.uid ?? Accounts.currentUID()
         let store: AnchorStore
         switch Anchors.current(uid: uid) {
         case .failure(let why): return .note("not compared: \(why); the log's head is not anchored")
