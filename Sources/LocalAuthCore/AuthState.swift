@@ -53,9 +53,9 @@ extension AuthState {
 
     /// For callers that hold the user in place (`UserTable.withUser`).
     @inline(__always)
-    func passcodeRequired(_ user: borrowing UserState, now: Int64) -> Bool {
+    func passcodeRequired(_ user: borrowing UserView, now: Int64) -> Bool {
         guard user.passcodeSet else { return false }
-        if rules.passcodeRequiredAfterBoot, user.lastPasscodeBootID != bootID {
+        if rules.passcodeRequiredAfterBoot, !user.lastPasscodeWasInBoot(bootID) {
             return true
         }
         if rules.passcodeRequiredAfter > 0 {
@@ -73,11 +73,11 @@ extension AuthState {
 
     /// For callers that hold the user in place (`UserTable.withUser`).
     @inline(__always)
-    func biometryUnusable(_ user: borrowing UserState, now: Int64) -> Failure? {
+    func biometryUnusable(_ user: borrowing UserView, now: Int64) -> Failure? {
         if rules.biometryType == .none { return Failure(.biometryNotAvailable) }
         if let sensorProblem { return Failure(.biometryNotAvailable, message: sensorProblem) }
         if !user.passcodeSet { return Failure(.passcodeNotSet) }
-        if user.templates.isEmpty { return Failure(.biometryNotEnrolled) }
+        if !user.hasTemplates { return Failure(.biometryNotEnrolled) }
         if user.biometryLockedOut || user.adminLocked { return Failure(.biometryLockout) }
         if passcodeRequired(user, now: now) {
             return Failure(.biometryLockout, message: "Passcode is required to enable biometry.", reason: "passcode-required")

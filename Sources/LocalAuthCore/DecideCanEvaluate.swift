@@ -50,7 +50,7 @@ extension AuthState {
 
     /// S-18, steps 1, 2 (after the policy-5 rejection), 3 and 4.
     @inline(__always)
-    func policyCheck(_ user: borrowing UserState, isOpen: Bool, policy: Policy, now: Int64) -> Failure? {
+    func policyCheck(_ user: borrowing UserView, isOpen: Bool, policy: Policy, now: Int64) -> Failure? {
         if !isOpen { return Failure(.invalidContext) }
         switch policy {
         case .companion:

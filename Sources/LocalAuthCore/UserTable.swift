@@ -59,17 +59,13 @@ public struct UserTable: Sendable {
     }
 
     /// Lends the user (a fresh UserState when the table has none) to `body`
-    /// in place: borrowed, so `body` reads it where it lies and cannot keep
-    /// or change it. Not a copy: Swift 6.3 copies a struct read out of a
-    /// collection (through a getter, and through a `_read` accessor when it
-    /// is passed on), and a copy of a UserState is a memcpy and atomic
-    /// retains and releases; the rules of every can-evaluate read four fields
-    /// through this. The element is lent from the array's Span, whose
-    /// subscript addresses it in place (the slot is the index's own).
+    /// in place, as a UserView: read where it lies, nothing copied, and
+    /// not kept (UserView.swift says why not the UserState itself). The
+    /// rules of every can-evaluate read four fields through this.
     @inline(__always)
-    public func withUser<Result>(_ uid: UserID, _ body: (borrowing UserState) -> Result) -> Result {
-        guard let slot = slots[UserKey(uid)] else { return body(UserTable.absent) }
-        return body(values.span[unchecked: slot])
+    public func withUser<Result>(_ uid: UserID, _ body: (borrowing UserView) -> Result) -> Result {
+        guard let slot = slots[UserKey(uid)] else { return withUnsafePointer(to: UserTable.absent) { body(UserView($0)) } }
+        return values.withUnsafeBufferPointer { body(UserView($0.baseAddress.unsafelyUnwrapped + slot)) }
     }
 
     private static let absent = UserState()
