@@ -13,13 +13,22 @@ public struct HarnessError: Error, CustomStringConvertible {
 }
 
 public enum Binary {
-    /// The daemon under test ($LOCALAUTHD_BINARY, else next to the test bundle).
+    /// The daemon under test ($LOCALAUTH_BIN_DIR's, $LOCALAUTHD_BINARY, else next to the test bundle).
     public static func localauthd() throws -> String { try find("localauthd") }
 
-    /// `name` next to the running test bundle (swift test --scratch-path X
-    /// puts both in X/debug), or $LOCALAUTHD_BINARY for the daemon.
+    /// `name` in $LOCALAUTH_BIN_DIR when set (scripts/test runs the
+    /// black-box suites once against the release binaries that ship),
+    /// else $LOCALAUTHD_BINARY for the daemon, else next to the running
+    /// test bundle (swift test --scratch-path X puts both in X/debug).
     public static func find(_ name: String) throws -> String {
         var candidates: [String] = []
+        if let directory = ProcessInfo.processInfo.environment["LOCALAUTH_BIN_DIR"], !directory.isEmpty {
+            // Only there: a run meant for the release binaries must not
+            // quietly test the debug ones.
+            let path = directory + "/" + name
+            guard access(path, X_OK) == 0 else { throw HarnessError("\(name) not in LOCALAUTH_BIN_DIR=\(directory)") }
+            return path
+        }
         if name == "localauthd", let path = ProcessInfo.processInfo.environment["LOCALAUTHD_BINARY"], !path.isEmpty {
             candidates.append(path)
         }
