@@ -5,6 +5,7 @@
 
 import LocalAuthCore
 import LocalAuthSystem
+import LocalAuthTestSupport
 import XCTest
 
 @testable import LocalAuthLog
