@@ -2,6 +2,7 @@
 // Every passcode a test uses is registered here; at the end of each test the
 // daemon's files are searched for it in every encoding we could think of.
 import Foundation
+import Glibc
 import LocalAuthSystem
 import LocalAuthTestSupport
 import Synchronization
@@ -100,12 +101,21 @@ enum Secrets {
 }
 
 /// Permissions (issue 8 item 7): the state directory 0700, the passcode file
-/// 0600, nothing under it readable, writable or searchable by others.
+/// 0600, nothing under it readable, writable or searchable by others. With
+/// AdminGroup= or AuditGroup= the daemon lets those groups traverse the state
+/// directory through a POSIX ACL (LogReadAccess), whose mask shows as the
+/// group bits: 0710 then, and only with an ACL that grants groups traverse
+/// (x) and nothing more.
 func permissionProblems(stateDirectory: String) -> [String] {
     var problems: [String] = []
     var info = stat()
     if stat(stateDirectory, &info) == 0 {
-        if info.st_mode & 0o7777 != 0o700 { problems.append("\(stateDirectory) has mode \(String(info.st_mode & 0o7777, radix: 8))") }
+        let mode = info.st_mode & 0o7777
+        let acl = (try? AccessControlList.read(stateDirectory, .access)) ?? nil
+        let traverseThroughACL = mode == 0o710 && acl.map {
+            $0.other == 0 && $0.users.isEmpty && !$0.groups.isEmpty && $0.groups.values.allSatisfy { $0 == 1 }
+        } == true
+        if mode != 0o700 && !traverseThroughACL { problems.append("\(stateDirectory) has mode \(String(mode, radix: 8))") }
     }
     if stat(stateDirectory + "/passcodes", &info) == 0, info.st_mode & 0o7777 != 0o600 {
         problems.append("passcodes has mode \(String(info.st_mode & 0o7777, radix: 8))")
