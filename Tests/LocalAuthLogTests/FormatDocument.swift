@@ -34,6 +34,8 @@ struct FormatDocument {
     var rules: [DocumentedField]
     /// The "Directory layout" block's paths, below `<StateDirectory>/`.
     var paths: [String]
+    /// Every `Name.swift` the page mentions.
+    var sourceFiles: [String]
 
     static func load() throws -> FormatDocument {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -56,6 +58,9 @@ struct FormatDocument {
             return DocumentedKind(code: code, name: try Self.code(cells[1]), layout: layout,
                                   keys: cells[3].split(separator: " ").map(String.init).filter { $0 != "-" },
                                   fields: try Self.fields(parts[0]), laterFields: parts.count > 1 ? try Self.fields(parts[1]) : [])
+        }
+        sourceFiles = text.components(separatedBy: "`").enumerated().compactMap { index, part in
+            index % 2 == 1 && part.hasSuffix(".swift") && !part.contains(" ") ? part : nil
         }
         paths = try Self.block(after: "## Directory layout", in: lines).compactMap { line in
             let word = line.trimmingCharacters(in: .whitespaces).split(separator: " ").first.map(String.init) ?? ""

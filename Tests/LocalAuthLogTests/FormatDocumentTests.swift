@@ -104,6 +104,19 @@ final class FormatDocumentTests: XCTestCase {
         }
     }
 
+    /// Every source file the page names exists (LocalAuthLog's, LocalAuthCore's
+    /// `Codec/`, or a path from the repository's root).
+    func test_everySourceFileThePageNamesExists() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().path
+        XCTAssertGreaterThanOrEqual(format.sourceFiles.count, 10)
+        for name in format.sourceFiles {
+            let path = name.hasPrefix("Tests/") || name.hasPrefix("Sources/") ? name
+                : name.hasPrefix("Codec/") ? "Sources/LocalAuthCore/" + name : "Sources/LocalAuthLog/" + name
+            XCTAssertTrue(FileManager.default.fileExists(atPath: root + "/" + path), "FORMAT.md names \(name): no \(path)")
+        }
+    }
+
     /// "A payload of an older layout simply stops before them": the codec
     /// must read the layout-1 form the page describes for every kind that grew.
     func test_anOlderLayoutAsTheDocumentDescribesItStillDecodes() throws {
