@@ -48,6 +48,11 @@ public final class LogReader {
     private(set) var sealedSegmentsSkipped = 0
     /// The head the next segment must start from was taken from a seal, not computed.
     private var headFromSeal = false
+    /// The usable seals of the non-last segments, and their segments' hashes
+    /// computed ahead on every usable CPU (SealedHashing), when trusting seals.
+    private var seals: [UInt64: SegmentSeal] = [:]
+    private var sealedHashing: SealedHashing?
+    private var sealedJobs: [UInt64: Int] = [:]
 
     /// Reads `<directory>` (a log directory of `.seg` files) from `seq`.
     public convenience init(logDirectory: String, from seq: UInt64 = 1, chain: ChainCheck = .none) throws(SystemError) {
@@ -72,9 +77,22 @@ public final class LogReader {
         // Start at the last segment whose name is <= seq (records before seq are skipped).
         segmentIndex = names.lastIndex(where: { $0 <= start }) ?? 0
         if chain == .full && segmentIndex == 0 { stream = ChainStream(before: .zero) }
+        if trustSeals {
+            var paths: [String] = []
+            for name in names.dropLast() {
+                guard let seal = SegmentSeal.load(logDirectory, name) else { continue }
+                seals[name] = seal
+                sealedJobs[name] = paths.count
+                paths.append(logDirectory + "/" + SegmentName.fileName(name))
+            }
+            if !paths.isEmpty { sealedHashing = SealedHashing(paths: paths, workers: Processors.usable) }
+        }
     }
 
-    deinit { buffer.deallocate() }
+    deinit {
+        sealedHashing?.stop()
+        buffer.deallocate()
+    }
 
     public var isLastSegment: Bool { segmentIndex >= segments.count - 1 }
     /// The segment being read (its first seq), if any.
@@ -205,34 +223,19 @@ public final class LogReader {
         size = 0
         skipping = false
         pendingSeal = nil
-        if trustSeals && !isLastSegment, let seal = SegmentSeal.load(directory, name) {
-            var header: SegmentHeader?
-            var headerBytes = [UInt8](repeating: 0, count: SegmentHeader.size)
-            var matches = false
-            do throws(SystemError) {
-                let file = try SegmentFile.open(path, .readOnly)
-                defer { file.close() }
-                var failure: SystemError?
-                let n = headerBytes.withUnsafeMutableBytes { raw -> Int in
-                    do throws(SystemError) { return try file.preadFully(into: raw, at: 0) } catch {
-                        failure = error
-                        return 0
-                    }
-                }
-                if let failure { throw failure }
-                headerBytes.removeSubrange(n...)
-                header = headerBytes.withUnsafeBytes { SegmentHeader.decode($0) }
-                if let header {
-                    // The chain itself, not a CRC: a rewrite that recomputes the
-                    // records' CRCs and the seal's file CRC still changes the
-                    // SHA-256 stream, whose head the next segment and the
-                    // journal anchor hold (S-49, FORMAT.md "Seals").
-                    let (length, head) = try SegmentSeal.chainHead(file, before: header.chainBefore)
-                    matches = length == seal.length && head == seal.chainHead
-                }
-            } catch {
+        if trustSeals && !isLastSegment, let seal = seals[name], let job = sealedJobs[name], let hashing = sealedHashing {
+            let probe: SealedSegmentProbe
+            switch hashing.result(job) {
+            case .success(let found): probe = found
+            case .failure(let error):
                 return .corruption(Corruption(segment: name, offset: 0, seq: expectedSeq, reason: .unreadableSegment, detail: error.description))
             }
+            // The chain itself, not a CRC: a rewrite that recomputes the
+            // records' CRCs and the seal's file CRC still changes the
+            // SHA-256 stream, whose head the next segment and the
+            // journal anchor hold (S-49, FORMAT.md "Seals").
+            let header = probe.header, headerBytes = probe.headerBytes
+            let matches = header != nil && probe.length == seal.length && probe.head == seal.chainHead
             if let step = headerBytes.withUnsafeBytes({ checkHeader(header, name, raw: $0) }) { return step }
             if matches {
                 expectedSeq = seal.lastSeq + 1

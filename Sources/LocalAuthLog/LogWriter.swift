@@ -138,7 +138,7 @@ final class LogWriter: Sendable {
     init(
         logDirectory: String, segment: UInt64, end: Int, lastSeq: UInt64, chain: ChainStream, index: LogIndex,
         segmentSize: Int, policy: SyncPolicy, preallocation: Int, indexing: Bool = true, chainMarkEvery: UInt64 = 0,
-        onDurable: (@Sendable (UInt64) -> Void)?, onFailure: (@Sendable (WriteFailure) -> Void)?
+        marks: [ChainMark] = [], onDurable: (@Sendable (UInt64) -> Void)?, onFailure: (@Sendable (WriteFailure) -> Void)?
     ) throws(SystemError) {
         let file = try SegmentFile.open(logDirectory + "/" + SegmentName.fileName(segment), .writeOnly)
         lock = ConditionLock(
@@ -155,7 +155,7 @@ final class LogWriter: Sendable {
         do throws(SystemError) {
             files = try SegmentAppender(
                 directory: logDirectory, file: file, chain: chain, segment: segment, end: end, lastSeq: lastSeq,
-                preallocation: preallocation, markEvery: chainMarkEvery)
+                preallocation: preallocation, markEvery: chainMarkEvery, marks: marks)
         } catch {
             file.close()
             throw error

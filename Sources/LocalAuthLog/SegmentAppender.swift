@@ -45,10 +45,12 @@ struct SegmentAppender: ~Copyable {
 
     init(
         directory: String, file: SegmentFile, chain: ChainStream, segment: UInt64, end: Int, lastSeq: UInt64,
-        preallocation: Int, markEvery: UInt64 = 0
+        preallocation: Int, markEvery: UInt64 = 0, marks: [ChainMark] = []
     ) throws(SystemError) {
         self.directory = directory
         self.markEvery = markEvery
+        // Heads the open's scan passed (EventLog.open), at or before lastSeq.
+        self.marks = marks
         nextMark = markEvery == 0 ? .max : (lastSeq / markEvery + 1) * markEvery
         self.file = file
         stream = chain

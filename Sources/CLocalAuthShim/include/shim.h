@@ -114,4 +114,9 @@ ssize_t la_getxattr(const char *path, const char *name, void *value, size_t size
 /// fgetxattr(fd, name, value, size), as la_getxattr.
 ssize_t la_fgetxattr(int fd, const char *name, void *value, size_t size);
 
+// MARK: Processors (cpus.c)
+
+/// How many CPUs this thread may run on (sched_getaffinity), at least 1.
+int la_usable_cpus(void);
+
 #endif
