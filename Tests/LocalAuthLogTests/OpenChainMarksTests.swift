@@ -7,6 +7,7 @@ import LocalAuthSystem
 import XCTest
 
 @testable import LocalAuthLog
+import LocalAuthTestSupport
 
 final class OpenChainMarksTests: XCTestCase {
     func testTheOpenKeepsTheHeadsItPassesAndTheyAreTheChains() throws {

@@ -8,6 +8,7 @@ import LocalAuthSystem
 import XCTest
 
 @testable import LocalAuthLog
+import LocalAuthTestSupport
 
 final class SealedHashingTests: XCTestCase {
     private let segmentSize = 600
