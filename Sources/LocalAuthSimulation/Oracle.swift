@@ -26,6 +26,8 @@ public final class Oracle {
         public var restarts = 0
         public var cleanStops = 0
         public var reopens = 0
+        public var clockSetBacks = 0
+        public var ruleReloads = 0
         public var tornTailsCut = 0
         public var faults: [DiskFault: Int] = [:]
         public var hostileLines = 0
@@ -59,6 +61,8 @@ public final class Oracle {
     func countCleanStop() { figures.cleanStops += 1 }
     func countTornTail() { figures.tornTailsCut += 1 }
     func countReopen() { figures.reopens += 1 }
+    func countClockSetBack() { figures.clockSetBacks += 1 }
+    func countReload() { figures.ruleReloads += 1 }
     /// The newest failure seq that reached a client or the journal.
     private(set) var newestRevealedFailure: UInt64 = 0
     func answeredEvaluation() { figures.evaluationsAnswered += 1 }
@@ -105,6 +109,8 @@ extension Oracle.Figures {
         restarts += other.restarts
         cleanStops += other.cleanStops
         reopens += other.reopens
+        clockSetBacks += other.clockSetBacks
+        ruleReloads += other.ruleReloads
         tornTailsCut += other.tornTailsCut
         hostileLines += other.hostileLines
         disconnects += other.disconnects
@@ -118,6 +124,7 @@ extension Oracle.Figures {
             "failures revealed after their fsync \(failuresRevealed), requests refused while the log failed \(refusedWhileFailed)",
             "restarts \(restarts) (clean stops \(cleanStops), reopens after a failure \(reopens)), torn tails cut \(tornTailsCut), hostile lines \(hostileLines), disconnects \(disconnects)",
         ]
+        lines.append("wall clock set back \(clockSetBacks) times, rules reloaded \(ruleReloads) times")
         for fault in DiskFault.allCases { lines.append("fault: \(fault.rawValue): \(faults[fault] ?? 0)") }
         return lines.joined(separator: "\n")
     }

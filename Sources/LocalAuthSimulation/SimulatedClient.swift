@@ -15,6 +15,9 @@ final class SimulatedClient {
     var contexts: [String] = []
     /// Tags of requests sent and not answered; `new` tags, to learn the ctx.
     private var pending: [String: String] = [:]
+    /// The evaluations running on the context an `invalidate` named when it
+    /// was sent, until its answer.
+    private var pendingContext: [String: Set<String>] = [:]
     /// `evaluate` tags without their final answer, per context.
     var running: [String: String] = [:]
     /// `evaluate` tags whose evaluation waits at a passcode prompt.
@@ -51,7 +54,9 @@ final class SimulatedClient {
         let tag = tag ?? self.tag()
         lastTag = tag
         pending[tag] = verb
-        if verb == "evaluate", let ctx = arguments.first(where: { $0.0 == "ctx" })?.1 { running[tag] = ctx }
+        let ctx = arguments.first(where: { $0.0 == "ctx" })?.1
+        if verb == "evaluate", let ctx { running[tag] = ctx }
+        if verb == "invalidate", let ctx { pendingContext[tag] = Set(running.filter { $0.value == ctx }.keys) }
         var line = LineWriter()
         line.beginRequest(tag: tag, verb: verb)
         for (key, value) in arguments { line.append(key: key, value: value) }
@@ -94,7 +99,12 @@ final class SimulatedClient {
         if verb == "new", status == "OK", let word = rest.split(separator: " ").first(where: { $0.hasPrefix("ctx=") }) {
             contexts.append(String(word.dropFirst(4)))
         }
-        if verb == "invalidate" || verb == "quit" { return }
+        // S-33: an invalidated context's evaluation was answered before the OK.
+        if verb == "invalidate", status == "OK", let before = pendingContext.removeValue(forKey: tag),
+           let open = before.sorted().first(where: { running[$0] != nil }) {
+            oracle.violation("S-33: invalidate \(tag) of uid \(uid) was answered OK before evaluation \(open)'s final answer")
+        }
+        pendingContext[tag] = nil
     }
 
     /// The connection closed (by either side): what it waited for will not come.
@@ -108,6 +118,7 @@ final class SimulatedClient {
         splitter = LineSplitter(maximumLineLength: 1 << 20)
         contexts.removeAll()
         pending.removeAll()
+        pendingContext.removeAll()
         running.removeAll()
         atPasscode.removeAll()
         partial.removeAll()

@@ -56,7 +56,7 @@ extension SimulatedDaemon {
     }
 
     static let verbsWithoutLog: Set<String> = ["hello", "ping", "quit", "stats"]
-    static let adminVerbs: Set<String> = ["enroll", "reset", "sensor"]
+    static let adminVerbs: Set<String> = ["enroll", "reset", "sensor", "unlocked"]
 
     private func dispatch(_ request: Request, _ connection: SimConnection) {
         let tag = request.tag
@@ -110,11 +110,19 @@ extension SimulatedDaemon {
             if case .events = outcome { return }
             connection.evaluationTags[ctx] = nil
             _ = answer(outcome, tag, connection)
-        case .fallback, .cancel, .invalidate:
+        case .fallback, .cancel:
+            // As EvaluationVerbs: the OK precedes the PROMPT or final answer it causes.
             guard let ctx = owned(mine, tag, connection) else { return }
-            let command: Command = verb == .fallback ? .fallback(ctx: ctx)
-                : verb == .cancel ? .cancel(ctx: ctx) : .invalidate(ctx: ctx, reason: .app)
-            if answer(run(command), tag, connection) { ok(tag, connection) }
+            let command: Command = verb == .fallback ? .fallback(ctx: ctx) : .cancel(ctx: ctx)
+            if case .failure(let rejection) = decide(command, authenticator.state, now: now) {
+                return reject(rejection, tag, connection)
+            }
+            ok(tag, connection)
+            run(command)
+        case .invalidate:
+            // As ContextVerbs: the evaluation's final answer, then the OK.
+            guard let ctx = owned(mine, tag, connection) else { return }
+            if answer(run(.invalidate(ctx: ctx, reason: .app)), tag, connection) { ok(tag, connection) }
         case .passcode:
             guard let ctx = owned(mine, tag, connection) else { return }
             let outcome = run(.submitPasscode(ctx: ctx))
@@ -138,6 +146,20 @@ extension SimulatedDaemon {
                 return send(errorLine(tag, ProtocolError(.missingArgument, "uid= is required.")), to: connection)
             }
             if answer(run(.reset(uid: uid, by: connection.uid)), tag, connection) { ok(tag, connection) }
+        case .set:
+            guard let ctx = owned(mine, tag, connection) else { return }
+            for argument in request.arguments where argument.key != "ctx" {
+                guard let property = ContextProperty(name: argument.key, value: argument.value) else {
+                    return send(errorLine(tag, ProtocolError(.badArgument, "Bad value for \(argument.key).")), to: connection)
+                }
+                guard answer(run(.setProperty(ctx: ctx, property: property)), tag, connection) else { return }
+            }
+            ok(tag, connection)
+        case .unlocked:
+            guard let uid = request.arguments.value(for: "uid").flatMap(parseUserID) else {
+                return send(errorLine(tag, ProtocolError(.missingArgument, "uid= is required.")), to: connection)
+            }
+            if answer(run(.reportUnlock(uid: uid, by: connection.uid)), tag, connection) { ok(tag, connection) }
         case .status:
             let user = authenticator.state.user(connection.uid)
             ok(tag, connection, ("biometric-failures", String(user.biometricFailures)),

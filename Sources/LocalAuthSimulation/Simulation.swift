@@ -147,7 +147,14 @@ public final class Simulation {
         case 77..<79: return client.request("ping")
         case 79..<81: return client.request("quit")
         case 81..<86: return client.request("enroll", [("uid", String(random.pick(others)))])
-        case 86..<90: return client.request("reset", [("uid", String(random.pick(others)))])
+        case 86..<89: return client.request("reset", [("uid", String(random.pick(others)))])
+        case 89..<90: return client.request("unlocked", [("uid", String(random.pick(others)))])
+        case 90..<93:
+            let property = random.pick([("reuse-duration", String(random.pick([0, 5, 60, 400]))),
+                                        ("interaction-not-allowed", random.chance(50) ? "true" : "false"),
+                                        ("fallback-title", random.pick(["", "Use Passcode", "x y"])),
+                                        ("reuse-duration", "-1")])
+            return client.request("set", [("ctx", ctx), property])
         default: return hostileLine(client)
         }
     }
@@ -194,7 +201,14 @@ public final class Simulation {
     }
 
     private func passTime() {
-        let micros = random.pick([100_000, 1_000_000, 6_000_000, 25_000_000, 90_000_000]) as Int64
+        var micros = random.pick([100_000, 1_000_000, 6_000_000, 25_000_000, 90_000_000]) as Int64
+        if random.chance(15) {
+            // The wall clock is set back (S-8): delays must not shorten.
+            micros = -Int64(1 + random.below(300)) * Timestamp.second
+            oracle.countClockSetBack()
+        } else if random.chance(5) {
+            reloadRules()
+        }
         trace("time passes \(micros / 1000) ms")
         daemon.tick(by: micros)
         if daemon.failed != nil, micros >= 5 * Timestamp.second {
@@ -204,6 +218,20 @@ public final class Simulation {
             oracle.countReopen()
             restart(durableBefore: disk.syncedSeq)
         }
+    }
+
+    /// A configuration reload with other rules (rules-applied is durable
+    /// before any reply, like an admin action).
+    private func reloadRules() {
+        var rules = self.rules
+        rules.lockoutThreshold = 2 + random.below(4)
+        rules.delayAfterFailures = 1 + random.below(4)
+        rules.maxPasscodeFailures = random.pick([0, 4, 6])
+        rules.promptTimeout = Int64(5 + random.below(40)) * Timestamp.second
+        rules.passcodeRequiredAfter = random.chance(30) ? 30 * Timestamp.second : 0
+        trace("rules reloaded: lockout \(rules.lockoutThreshold), delay after \(rules.delayAfterFailures), max \(rules.maxPasscodeFailures)")
+        oracle.countReload()
+        if daemon.failed == nil { daemon.run(.applyRules(rules)) }
     }
 
     private func armFault() {
