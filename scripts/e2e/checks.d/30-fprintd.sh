@@ -51,8 +51,10 @@ open_session_as "$fp_uid"
 line=$(req "f1 new"); fp_ctx=${line#f1 OK ctx=}
 # (Not a pipeline: bash closes the coprocess's fds in a pipeline's subshell.)
 fp_can() { local reply; reply=$(req "f2 can-evaluate ctx=$fp_ctx policy=biometrics"); [[ $reply == "f2 OK"* ]]; }
-if until_ok fp_can; then pass "fprintd: can-evaluate sees fptest's finger"; else
-  fail "fprintd: can-evaluate sees fptest's finger"
+# S-43: the first check waits for fprintd's answer (D-Bus activation
+# included), so it already sees the finger enrolled before the daemon ran.
+if fp_can; then pass "fprintd: the first can-evaluate sees fptest's finger"; else
+  fail "fprintd: the first can-evaluate sees fptest's finger"
   info "fprintd: $(req "f2 can-evaluate ctx=$fp_ctx policy=biometrics")"
   info "fprintd: root asks fprintd: $(busctl call net.reactivated.Fprint /net/reactivated/Fprint/Device/0 net.reactivated.Fprint.Device ListEnrolledFingers s fptest 2>&1)"
   info "fprintd: journal: $(journalctl --no-pager -o cat -u localauthd.service -u fprintd.service -u polkit.service | tail -n 40 | tr '\n' '|')"
@@ -82,8 +84,19 @@ info "fprintd: $(tail -n1 <<<"$log")"
 check "fprintd: the log names the finger, by fprintd" bash -c 'grep -q "right-index-finger" <<<"$1" && grep -q "by=fprintd" <<<"$1"' _ "$log"
 check "fprintd: the reader was released (root can claim it)" until_ok bash -c 'busctl call net.reactivated.Fprint /net/reactivated/Fprint/Device/0 net.reactivated.Fprint.Device Claim s fptest >/dev/null 2>&1'
 
-# Restore the configuration for later checks.
+# fprintd-delete while a context exists: the very next check says so (S-43).
 T localauthctl reset --uid "$fp_uid" >/dev/null
+open_session_as "$fp_uid"
+line=$(req "f6 new"); fp_ctx=${line#f6 OK ctx=}
+reply=$(req "f7 can-evaluate ctx=$fp_ctx policy=biometrics")
+check "fprintd: can-evaluate before fprintd-delete is OK ($reply)" grep -q '^f7 OK' <<<"$reply"
+T fprintd-delete fptest >/dev/null 2>&1
+reply=$(req "f8 can-evaluate ctx=$fp_ctx policy=biometrics")
+check "fprintd: the next can-evaluate after fprintd-delete is biometryNotEnrolled (${reply%% message=*})" \
+  grep -q '^f8 ERR domain=la code=-7 name=biometryNotEnrolled' <<<"$reply"
+close_session
+
+# Restore the configuration for later checks.
 rm -f /etc/localauthd/localauthd.conf.d/70-e2e-fprintd.conf
 T systemctl restart localauthd.service
 check "fprintd: the daemon is back on the simulated sensor" until_ok active
