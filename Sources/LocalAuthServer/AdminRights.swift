@@ -1,38 +1,101 @@
 // Who is an administrator (S-35, S-51): uid 0, the daemon's own uid, or a
 // member of `AdminGroup`. Rights are judged at each admin request, not once
 // per connection: a user removed from the group loses them within
-// `AdminRights.cacheLifetime`, on every open connection. Group membership
-// (an NSS lookup) is cached per uid for that long, so a flood of admin
-// requests costs one lookup per uid every couple of seconds.
+// `AdminRights.cacheLifetime` (plus the lookup's own time), on every open
+// connection.
+//
+// Group membership is an NSS lookup (getgrnam, getgrouplist: LDAP or sssd
+// may take seconds), so it never runs on the event loop: a LookupThread
+// answers it (AdminLookups.swift wires it). The answer stands for
+// `cacheLifetime` from when it was asked. An admin request whose answer is
+// unknown (none yet, or too old) waits for it, parked like an S-43 check
+// (EnrollmentParking.swift: that connection's later lines wait behind it,
+// every other connection is served); an answer older than `refreshAge` is
+// asked again while it still stands (and at connect time, before the first
+// request), so a steady flow of admin requests never waits. A lookup that
+// takes longer than `lookupLimit` answers "not a member" (fail closed, for
+// one cache lifetime): nothing waits for NSS forever.
+
 import LocalAuthCore
-import LocalAuthSystem
 
-struct AdminRights {
+struct AdminRights<Waiter> {
     /// How long a group-membership answer stands (monotonic nanoseconds).
-    static let cacheLifetime: UInt64 = 2_000_000_000
-    private var cache: [UserID: (member: Bool, at: UInt64)] = [:]
+    static var cacheLifetime: UInt64 { 2_000_000_000 }
+    /// An answer this old is asked again ahead of its end.
+    static var refreshAge: UInt64 { 1_000_000_000 }
+    /// A lookup unanswered this long counts as "not a member".
+    static var lookupLimit: UInt64 { 5_000_000_000 }
 
-    /// Forgets every answer (AdminGroup may have changed: a reload).
+    enum Verdict: Equatable { case administrator, notAdministrator, unknown }
+
+    private var cache: [UserID: (member: Bool, at: UInt64)] = [:]
+    /// Lookups asked and not answered: their group and when they were asked.
+    private(set) var inFlight: [UserID: (group: String, askedAt: UInt64)] = [:]
+    private var waiters: [UserID: [Waiter]] = [:]
+
+    /// Forgets every answer (AdminGroup may have changed: a reload). An
+    /// answer to a lookup of another group is not kept when it comes.
     mutating func forget() { cache.removeAll() }
 
-    mutating func isAdministrator(_ uid: UserID, daemonUID: UserID, group: String?, now: UInt64) -> Bool {
-        if uid == 0 || uid == daemonUID { return true }
-        guard let group, !group.isEmpty else { return false }
-        if let known = cache[uid], now >= known.at, now - known.at < AdminRights.cacheLifetime { return known.member }
-        // A failing lookup grants nothing.
-        let member = (try? Accounts.isMember(uid: uid, ofGroupNamed: group)) ?? false
-        if cache.count > 4096 { cache.removeAll() }  // bounded: one entry per uid seen recently
-        cache[uid] = (member, now)
-        return member
+    /// The verdict at `now`, and the group to look `uid` up in when a lookup
+    /// must start (none known, or the known one is older than refreshAge,
+    /// and none in flight). Root and the daemon's uid need no lookup.
+    mutating func judge(_ uid: UserID, daemonUID: UserID, group: String?, now: UInt64) -> (verdict: Verdict, ask: String?) {
+        if uid == 0 || uid == daemonUID { return (.administrator, nil) }
+        guard let group, !group.isEmpty else { return (.notAdministrator, nil) }
+        var verdict = Verdict.unknown
+        var age = UInt64.max
+        if let known = cache[uid], now >= known.at, now - known.at < Self.cacheLifetime {
+            verdict = known.member ? .administrator : .notAdministrator
+            age = now - known.at
+        }
+        guard inFlight[uid] == nil, age >= Self.refreshAge else { return (verdict, nil) }
+        inFlight[uid] = (group, now)
+        return (verdict, group)
     }
-}
 
-extension Server {
-    /// S-51: the caller's rights now (and remembered on the connection).
-    func isAdmin(_ connection: Connection) -> Bool {
-        let verdict = adminRights.isAdministrator(connection.peer.uid, daemonUID: daemonUID,
-                                                  group: configuration.daemon.adminGroup, now: MonotonicClock.nowNanos())
-        connection.isAdmin = verdict
-        return verdict
+    /// `waiter` waits for the lookup of `uid` in flight.
+    mutating func wait(_ uid: UserID, _ waiter: Waiter) {
+        waiters[uid, default: []].append(waiter)
     }
+
+    /// A lookup's answer (a failed lookup is "not a member": S-51 grants
+    /// nothing on failure), kept as of when it was asked if `group` is still
+    /// the configured one; returns the waiters to judge again.
+    mutating func answered(_ uid: UserID, group: String, member: Bool, configured: String?) -> [Waiter] {
+        guard let asked = inFlight[uid], asked.group == group else { return [] }
+        inFlight[uid] = nil
+        if group == configured {
+            if cache.count >= 4096 { cache.removeAll() }  // bounded: one entry per uid seen recently
+            cache[uid] = (member, asked.askedAt)
+        }
+        return waiters.removeValue(forKey: uid) ?? []
+    }
+
+    /// Lookups older than lookupLimit end as "not a member" (kept for one
+    /// cache lifetime from `now`); returns their waiters.
+    mutating func expire(now: UInt64) -> [Waiter] {
+        var released: [Waiter] = []
+        for (uid, asked) in inFlight where now >= asked.askedAt && now - asked.askedAt >= Self.lookupLimit {
+            inFlight[uid] = nil
+            cache[uid] = (false, now)
+            released += waiters.removeValue(forKey: uid) ?? []
+        }
+        return released
+    }
+
+    mutating func removeWaiters(where shouldRemove: (Waiter) -> Bool) {
+        for uid in Array(waiters.keys) {
+            waiters[uid]!.removeAll(where: shouldRemove)
+            if waiters[uid]!.isEmpty { waiters[uid] = nil }
+        }
+    }
+
+    /// Every waiter (a clean stop answers them).
+    mutating func releaseAll() -> [Waiter] {
+        defer { waiters.removeAll() }
+        return waiters.values.flatMap { $0 }
+    }
+
+    var hasWaiters: Bool { !waiters.isEmpty }
 }

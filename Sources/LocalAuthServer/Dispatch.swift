@@ -66,7 +66,9 @@ extension Server {
             return reply(connection, request.tag, ProtocolError(.unavailable,
                 "The event log cannot record events; localauthd refuses to act until it can."))
         }
-        if spec.admin && !isAdmin(connection) {
+        var parked = false
+        if spec.admin && !isAdmin(connection, for: request, parked: &parked) {
+            if parked { return }  // runs again once AdminGroup answered (AdminRights.swift)
             counters.permissionDenied += 1
             return reply(connection, request.tag, ProtocolError(.permissionDenied, "\(request.verb) needs an administrator."))
         }
@@ -175,7 +177,9 @@ extension Server {
                 "uid= must be a user id in canonical decimal (no sign, no leading zero)."))
             return nil
         }
-        if uid != connection.peer.uid && !isAdmin(connection) {
+        var parked = false
+        if uid != connection.peer.uid && !isAdmin(connection, for: request, parked: &parked) {
+            if parked { return nil }  // runs again once AdminGroup answered (AdminRights.swift)
             counters.permissionDenied += 1
             reply(connection, request.tag, ProtocolError(.permissionDenied, "Another user's uid needs an administrator."))
             return nil

@@ -110,13 +110,14 @@ extension Server {
     func forgetParked(_ connection: Connection) {
         connection.readingPaused = false
         enrollmentRefresh.removeWaiters { $0.connection === connection }
+        adminRights.removeWaiters { $0.connection === connection }
         resumable.removeAll { $0.connection === connection }
     }
 
     /// Clean stop (S-32): every parked request is answered from what is
     /// recorded (`stopping` parks nothing more); the lines behind it are not read.
     func answerParkedRequests() {
-        let waiting = resumable + enrollmentRefresh.releaseAll()
+        let waiting = resumable + enrollmentRefresh.releaseAll() + adminRights.releaseAll()
         resumable.removeAll()
         for parked in waiting where parked.connection.readingPaused && parked.connection.isOpen {
             parked.connection.readingPaused = false

@@ -122,7 +122,8 @@ extension Server {
         if uid == 0 || uid == daemonUID { return true }
         // Without an AdminGroup nobody else is one: no clock read, no lookup.
         guard let group = configuration.daemon.adminGroup, !group.isEmpty else { return false }
-        return isAdmin(connection)
+        // Not known yet (a lookup runs, AdminRights.swift): the budget applies.
+        return adminVerdict(connection) == .administrator
     }
 
     /// Why an unprivileged request that would record `events` events must

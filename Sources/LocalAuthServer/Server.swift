@@ -15,6 +15,8 @@ final class Server {
         case sensorBus, sensorNames
         /// Snapshots written off the loop, to record (S-49).
         case snapshots
+        /// AdminGroup lookups answered off the loop (S-51).
+        case adminLookups
         static let firstConnection: UInt64 = 16
     }
 
@@ -95,7 +97,8 @@ final class Server {
     /// buffers that held it once the batch of lines is handled (S-50).
     var secretSeen = false
     /// Administrator rights, judged per request (S-51).
-    var adminRights = AdminRights()
+    var adminRights = AdminRights<ParkedRequest>()
+    let adminLookups: LookupThread<GroupQuery, Bool>
     /// Checks each request line in place (its span buffer is reused).
     var requestScanner = RequestScanner()
     /// The last successful can-evaluate reply, rendered.
@@ -135,6 +138,7 @@ final class Server {
         epoll = try Epoll(capacity: 512)
         ticker = try TimerFD()
         workers = try PasscodeWorkers(count: 2)
+        adminLookups = try Server.makeAdminLookups()
         passcodeQueue = PasscodeQueue(workers: workers.count, perUserLimit: Server.passcodeJobsPerUser)
         watchdogInterval = Systemd.watchdogInterval()
         lockedOut = Set(authenticator.state.users.compactMap { $0.value.biometryLockedOut || $0.value.adminLocked ? $0.key : nil })
@@ -143,6 +147,7 @@ final class Server {
         try epoll.add(ticker.fileDescriptor, events: .readable, data: Token.ticker.rawValue)
         try epoll.add(workers.wake.fileDescriptor, events: .readable, data: Token.passcodes.rawValue)
         try epoll.add(durabilityWake.fileDescriptor, events: .readable, data: Token.durability.rawValue)
+        try epoll.add(adminLookups.wake.fileDescriptor, events: .readable, data: Token.adminLookups.rawValue)
         // A coarse tick drives prompt timeouts, half-line timeouts and the watchdog.
         try ticker.arm(afterNanoseconds: 100_000_000, intervalNanoseconds: 100_000_000)
         if configuration.biometry.backend == .fprintd {
@@ -193,6 +198,7 @@ final class Server {
                 case Token.passcodes.rawValue: completePasscodeChecks()
                 case Token.durability.rawValue: _ = try? durabilityWake.drain()
                 case Token.snapshots.rawValue: recordWrittenSnapshots()
+                case Token.adminLookups.rawValue: collectAdminLookups()
                 default: connectionEvent(event.data, event.events)
                 }
             }
@@ -232,6 +238,7 @@ final class Server {
         if logFailure == nil { authenticator.recorder.flush(durableThrough: authenticator.recorder.lastSeq) }
         if logFailure != nil { retryLog() }
         sensorBackend.tick()
+        expireAdminLookups()
         if !sensorIsSimulated { expireEnrollmentQueries() }
         judgeSpaceReserve()
         pruneIdleAllowances()

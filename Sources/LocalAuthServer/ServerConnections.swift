@@ -39,7 +39,7 @@ extension Server {
                 try? fd.close()
                 continue
             }
-            _ = isAdmin(connection)
+            _ = adminVerdict(connection)  // S-51: asks AdminGroup ahead of the first request
             connections[connection.id] = connection
             connectionsPerUser[peer.uid, default: 0] += 1
             connection.allowance = allowance(for: peer.uid)

@@ -1,0 +1,69 @@
+// The server's side of AdminRights: judging a connection's rights, parking
+// an admin request whose answer is not known yet, and taking the lookup
+// thread's answers (Server.Token.adminLookups). AdminRights.swift says why
+// the lookups leave the loop and what a request does meanwhile.
+import LocalAuthCore
+import LocalAuthProtocol
+import LocalAuthSystem
+
+/// An AdminGroup lookup: the uid, in the group of that name.
+struct GroupQuery: Sendable {
+    let uid: UserID
+    let group: String
+}
+
+extension Server {
+    /// The lookup thread (runs Accounts.isMember, which asks NSS).
+    static func makeAdminLookups() throws -> LookupThread<GroupQuery, Bool> {
+        try LookupThread { query in (try? Accounts.isMember(uid: query.uid, ofGroupNamed: query.group)) ?? false }
+    }
+
+    /// S-51: the caller's rights now, without waiting: `.unknown` while a
+    /// lookup runs (its answer is asked for here when none is).
+    func adminVerdict(_ connection: Connection) -> AdminRights<ParkedRequest>.Verdict {
+        let judged = adminRights.judge(connection.peer.uid, daemonUID: daemonUID,
+                                       group: configuration.daemon.adminGroup, now: MonotonicClock.nowNanos())
+        if let group = judged.ask { adminLookups.ask(GroupQuery(uid: connection.peer.uid, group: group)) }
+        if judged.verdict != .unknown { connection.isAdmin = judged.verdict == .administrator }
+        // A clean stop answers what waits: unknown is no right (fail closed).
+        if judged.verdict == .unknown && stopping { return .notAdministrator }
+        return judged.verdict
+    }
+
+    /// S-51 for `request`: true when the caller is an administrator; false
+    /// when it is not, or when the request now waits for the answer (then
+    /// `parked` is true, nothing is replied, and the request is dispatched
+    /// again once the answer is in).
+    func isAdmin(_ connection: Connection, for request: Request, parked: inout Bool) -> Bool {
+        switch adminVerdict(connection) {
+        case .administrator: return true
+        case .notAdministrator: return false
+        case .unknown:
+            adminRights.wait(connection.peer.uid, ParkedRequest(connection: connection, request: request, stamp: lineStamp))
+            pauseReading(connection)
+            parked = true
+            return false
+        }
+    }
+
+    /// On the loop, when the lookup thread's eventfd is readable: the
+    /// answers are kept, and the requests that waited for them run again
+    /// at the end of this turn.
+    func collectAdminLookups() {
+        for (query, member) in adminLookups.collect() {
+            resumable += adminRights.answered(query.uid, group: query.group, member: member,
+                                              configured: configuration.daemon.adminGroup)
+        }
+    }
+
+    /// Each tick: a lookup stuck in NSS past AdminRights.lookupLimit ends
+    /// as "not a member"; its requests are refused.
+    func expireAdminLookups() {
+        guard !adminRights.inFlight.isEmpty else { return }
+        let released = adminRights.expire(now: MonotonicClock.nowNanos())
+        if !released.isEmpty {
+            DaemonLog.error("AdminGroup: a group lookup took over \(AdminRights<ParkedRequest>.lookupLimit / 1_000_000_000) s (NSS); its requests are refused.")
+        }
+        resumable += released
+    }
+}

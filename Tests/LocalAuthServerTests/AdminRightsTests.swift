@@ -1,0 +1,128 @@
+// S-51's AdminGroup judgement as the pure value that decides it
+// (AdminRights): the lookup itself runs on a thread (AdminLookups.swift),
+// here its answers are the test's, waiters are names, the clock is the
+// test's. Given what was asked and answered / when a request comes / then
+// it is an administrator, is not, or waits (and which lookup starts).
+import LocalAuthCore
+@testable import LocalAuthServer
+import XCTest
+
+final class AdminRightsTests: XCTestCase {
+    typealias Rights = AdminRights<String>
+    let daemon: UserID = 999, alice: UserID = 1000, bob: UserID = 1001
+    let second: UInt64 = 1_000_000_000
+
+    func test_S51_rootAndTheDaemonsUIDNeedNoLookup() {
+        var rights = Rights()
+        XCTAssertEqual(rights.judge(0, daemonUID: daemon, group: "wheel", now: 0).verdict, .administrator)
+        XCTAssertEqual(rights.judge(daemon, daemonUID: daemon, group: "wheel", now: 0).verdict, .administrator)
+        XCTAssertNil(rights.judge(0, daemonUID: daemon, group: "wheel", now: 0).ask)
+        XCTAssertTrue(rights.inFlight.isEmpty)
+    }
+
+    func test_S51_withoutAnAdminGroupNobodyElseIsOne_andNothingIsLookedUp() {
+        var rights = Rights()
+        for group in [nil, ""] as [String?] {
+            let judged = rights.judge(alice, daemonUID: daemon, group: group, now: 0)
+            XCTAssertEqual(judged.verdict, .notAdministrator)
+            XCTAssertNil(judged.ask)
+        }
+    }
+
+    func test_S51_givenNoAnswer_whenAnAdminRequestComes_thenItWaitsForOneLookup() {
+        var rights = Rights()
+        let first = rights.judge(alice, daemonUID: daemon, group: "wheel", now: 0)
+        XCTAssertEqual(first.verdict, .unknown)
+        XCTAssertEqual(first.ask, "wheel")
+        rights.wait(alice, "r1")
+        // Coalesced: a second request while the lookup runs asks nothing more.
+        let second = rights.judge(alice, daemonUID: daemon, group: "wheel", now: 10)
+        XCTAssertEqual(second.verdict, .unknown)
+        XCTAssertNil(second.ask)
+        rights.wait(alice, "r2")
+        XCTAssertEqual(rights.answered(alice, group: "wheel", member: true, configured: "wheel"), ["r1", "r2"])
+        XCTAssertEqual(rights.judge(alice, daemonUID: daemon, group: "wheel", now: 20).verdict, .administrator)
+        XCTAssertFalse(rights.hasWaiters)
+    }
+
+    func test_S51_aNonMemberIsRefused_andOtherUsersAreJudgedApart() {
+        var rights = Rights()
+        _ = rights.judge(alice, daemonUID: daemon, group: "wheel", now: 0)
+        _ = rights.judge(bob, daemonUID: daemon, group: "wheel", now: 0)
+        _ = rights.answered(alice, group: "wheel", member: true, configured: "wheel")
+        _ = rights.answered(bob, group: "wheel", member: false, configured: "wheel")
+        XCTAssertEqual(rights.judge(alice, daemonUID: daemon, group: "wheel", now: 1).verdict, .administrator)
+        XCTAssertEqual(rights.judge(bob, daemonUID: daemon, group: "wheel", now: 1).verdict, .notAdministrator)
+    }
+
+    /// A member removed from the group loses the rights within the cache
+    /// lifetime: the answer counts from when its lookup was asked, is asked
+    /// again ahead (after refreshAge), and stops counting at cacheLifetime.
+    func test_S51_givenAMemberRemoved_thenTheRightsEndWithinTheCacheLifetime() {
+        var rights = Rights()
+        _ = rights.judge(alice, daemonUID: daemon, group: "wheel", now: 0)
+        _ = rights.answered(alice, group: "wheel", member: true, configured: "wheel")
+        let early = rights.judge(alice, daemonUID: daemon, group: "wheel", now: Rights.refreshAge - 1)
+        XCTAssertEqual(early.verdict, .administrator)
+        XCTAssertNil(early.ask, "young: no lookup")
+        let ahead = rights.judge(alice, daemonUID: daemon, group: "wheel", now: Rights.refreshAge)
+        XCTAssertEqual(ahead.verdict, .administrator, "still standing while asked again")
+        XCTAssertEqual(ahead.ask, "wheel")
+        // The lookup asked at refreshAge says: removed.
+        _ = rights.answered(alice, group: "wheel", member: false, configured: "wheel")
+        XCTAssertEqual(rights.judge(alice, daemonUID: daemon, group: "wheel", now: Rights.refreshAge + 1).verdict, .notAdministrator)
+    }
+
+    func test_S51_givenAnAnswerNobodyRefreshed_whenItIsOlderThanTheLifetime_thenTheRequestWaits() {
+        var rights = Rights()
+        _ = rights.judge(alice, daemonUID: daemon, group: "wheel", now: 0)
+        _ = rights.answered(alice, group: "wheel", member: true, configured: "wheel")
+        let late = rights.judge(alice, daemonUID: daemon, group: "wheel", now: Rights.cacheLifetime)
+        XCTAssertEqual(late.verdict, .unknown, "an old yes is no yes")
+        XCTAssertEqual(late.ask, "wheel")
+    }
+
+    func test_S51_givenAStuckLookup_whenTheLimitPasses_thenItsWaitersAreRefused() {
+        var rights = Rights()
+        _ = rights.judge(alice, daemonUID: daemon, group: "wheel", now: 0)
+        rights.wait(alice, "r1")
+        XCTAssertEqual(rights.expire(now: Rights.lookupLimit - 1), [], "not yet")
+        XCTAssertEqual(rights.expire(now: Rights.lookupLimit), ["r1"])
+        XCTAssertTrue(rights.inFlight.isEmpty)
+        XCTAssertEqual(rights.judge(alice, daemonUID: daemon, group: "wheel", now: Rights.lookupLimit + 1).verdict,
+                       .notAdministrator, "fail closed, for one lifetime")
+        // The stuck lookup's late answer is not taken.
+        XCTAssertEqual(rights.answered(alice, group: "wheel", member: true, configured: "wheel"), [])
+        XCTAssertEqual(rights.judge(alice, daemonUID: daemon, group: "wheel", now: Rights.lookupLimit + 2).verdict, .notAdministrator)
+    }
+
+    func test_S51_givenAReloadThatChangedTheGroup_thenAnAnswerForTheOldGroupIsNotKept() {
+        var rights = Rights()
+        _ = rights.judge(alice, daemonUID: daemon, group: "wheel", now: 0)
+        rights.wait(alice, "r1")
+        rights.forget()
+        // The waiter is judged again (and asks in the new group); the old answer is not cached.
+        XCTAssertEqual(rights.answered(alice, group: "wheel", member: true, configured: "admins"), ["r1"])
+        let again = rights.judge(alice, daemonUID: daemon, group: "admins", now: 1)
+        XCTAssertEqual(again.verdict, .unknown)
+        XCTAssertEqual(again.ask, "admins")
+    }
+
+    func test_S51_aClosedConnectionsWaitersGo_andAStopReleasesTheRest() {
+        var rights = Rights()
+        _ = rights.judge(alice, daemonUID: daemon, group: "wheel", now: 0)
+        _ = rights.judge(bob, daemonUID: daemon, group: "wheel", now: 0)
+        rights.wait(alice, "closed")
+        rights.wait(bob, "open")
+        rights.removeWaiters { $0 == "closed" }
+        XCTAssertEqual(rights.answered(alice, group: "wheel", member: true, configured: "wheel"), [])
+        XCTAssertEqual(rights.releaseAll(), ["open"])
+        XCTAssertFalse(rights.hasWaiters)
+    }
+
+    func test_S51_anAnswerWithoutALookupInFlightIsIgnored() {
+        var rights = Rights()
+        XCTAssertEqual(rights.answered(alice, group: "wheel", member: true, configured: "wheel"), [])
+        XCTAssertEqual(rights.judge(alice, daemonUID: daemon, group: "wheel", now: 0).verdict, .unknown)
+    }
+}
