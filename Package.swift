@@ -43,12 +43,12 @@ let package = Package(
         .target(name: "LocalAuthSystem", dependencies: ["CLocalAuthShim", "CSystemd", "CXCrypt", "COpenSSL"]),
         // The writer's state is only touched under its lock; the dynamic
         // exclusivity checks on it cost ~120 instructions per appended record
-        // (docs/BENCHMARKS.md), so release builds drop them as the server's do.
+        // (docs/PERFORMANCE.md), so release builds drop them as the server's do.
         .target(name: "LocalAuthLog", dependencies: ["LocalAuthHex", "LocalAuthCore", "LocalAuthSystem"], exclude: ["FORMAT.md"],
                 swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]),
         // The event loop's state is confined to one thread. Its dynamic
         // exclusivity checks cost ~15% of the daemon's CPU per request
-        // (docs/BENCHMARKS.md), so release builds drop them; debug builds,
+        // (docs/PERFORMANCE.md), so release builds drop them; debug builds,
         // which every test and fuzz regression runs, keep them.
         .target(name: "LocalAuthServer", dependencies: [
             "LocalAuthHex", "LocalAuthCore", "LocalAuthProtocol", "LocalAuthConfig", "LocalAuthSystem", "LocalAuthLog",

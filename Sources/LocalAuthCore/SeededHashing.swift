@@ -2,7 +2,7 @@
 // the standard library's underscored `_rawHashValue(seed:)` hook. Set and
 // Dictionary call it instead of `hash(into:)`; here it mixes the key's bits
 // with the table's per-table seed (MurmurHash3's 64-bit finalizer), so two
-// tables still order the same keys differently. docs/ARCHITECTURE.md,
+// tables still order the same keys differently. docs/PERFORMANCE.md,
 // "Hash tables keyed by context ids".
 
 extension ContextID {
