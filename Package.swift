@@ -42,14 +42,18 @@ let package = Package(
         // I/O layers.
         .target(name: "LocalAuthSystem", dependencies: ["CLocalAuthShim", "CSystemd", "CXCrypt", "COpenSSL"]),
         // The writer's state is only touched under its lock; the dynamic
-        // exclusivity checks on it cost ~120 instructions per appended record
-        // (docs/PERFORMANCE.md), so release builds drop them as the server's do.
+        // exclusivity checks on it cost 128 instructions per appended record
+        // (callgrind, scripts/bench-profile c=16 P=16, 2 Dec, docs/PERFORMANCE.md: EventLog.append
+        // 547 with the checks, 419 without; the whole daemon 5,029 vs 4,898
+        // per request, 2.7%), so release builds drop them as the server's do.
         .target(name: "LocalAuthLog", dependencies: ["LocalAuthHex", "LocalAuthCore", "LocalAuthSystem"], exclude: ["FORMAT.md"],
                 swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]),
         // The event loop's state is confined to one thread. Its dynamic
-        // exclusivity checks cost ~15% of the daemon's CPU per request
-        // (docs/PERFORMANCE.md), so release builds drop them; debug builds,
-        // which every test and fuzz regression runs, keep them.
+        // exclusivity checks cost 963 instructions per can-evaluate (callgrind,
+        // scripts/bench-profile c=16 P=16, 2 Dec: the whole daemon 5,861 with
+        // them, 4,898 without, 16%), so release builds drop them; debug
+        // builds, which the unit tests and fuzz regressions run, keep them,
+        // and CI runs the black-box suites against the release binaries too.
         .target(name: "LocalAuthServer", dependencies: [
             "LocalAuthHex", "LocalAuthCore", "LocalAuthProtocol", "LocalAuthConfig", "LocalAuthSystem", "LocalAuthLog",
         ], swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]),
