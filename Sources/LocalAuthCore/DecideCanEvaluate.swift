@@ -6,18 +6,40 @@
 // `LAContext.canEvaluatePolicy` is one) calls it directly, without the
 // event array and the copy of the state that a `Decision` costs.
 
-/// A can-evaluate's answer: the event to record, and the user's domain
-/// state the reply shows (S-19), read with the rest of the user's state.
+/// A can-evaluate's answer: the event to record, the LAError the reply
+/// carries when the check failed, and the user's domain state the reply
+/// shows (S-19), read with the rest of the user's state.
 public struct PolicyCheck: Sendable, Equatable {
     public var uid: UserID
     public var ctx: ContextID
     public var policy: Policy
     /// S-17: the sensor type the context now knows.
     public var biometry: BiometryType
-    /// The LAError when the check failed, and its wire reason where one applies.
-    public var result: LAErrorCode?
-    public var reason: String?
+    /// The LAError when the check failed (S-18), exactly as the reply gives
+    /// it (code, message, wire reason); nil on success.
+    public var failure: Failure?
     public var domainState: DomainState
+
+    public init(uid: UserID, ctx: ContextID, policy: Policy, biometry: BiometryType, failure: Failure?,
+                domainState: DomainState) {
+        self.uid = uid
+        self.ctx = ctx
+        self.policy = policy
+        self.biometry = biometry
+        self.failure = failure
+        self.domainState = domainState
+    }
+
+    /// A check as its event records it (the event keeps no message).
+    init(uid: UserID, ctx: ContextID, policy: Policy, biometry: BiometryType, result: LAErrorCode?, reason: String?,
+         domainState: DomainState) {
+        self.init(uid: uid, ctx: ctx, policy: policy, biometry: biometry,
+                  failure: result.map { Failure($0, reason: reason) }, domainState: domainState)
+    }
+
+    /// The event's `result` and `reason`.
+    public var result: LAErrorCode? { failure?.code }
+    public var reason: String? { failure?.reason }
 
     /// The event to record: made from the fields when asked for, so a caller
     /// that reads the fields and records the event copies no enum payload.
@@ -45,7 +67,7 @@ extension AuthState {
         }
         // S-17: after any can-evaluate the context knows the sensor type.
         return .success(PolicyCheck(uid: uid, ctx: ctx, policy: policy, biometry: rules.biometryType,
-                                    result: failure?.code, reason: failure?.reason, domainState: domainState))
+                                    failure: failure, domainState: domainState))
     }
 
     /// S-18, steps 1, 2 (after the policy-5 rejection), 3 and 4.

@@ -119,11 +119,8 @@ extension Server {
                   ProtocolError(.unavailable, "The event log cannot record events; refusing to act."))
         case .success(let check):
             let biometry = check.biometry
-            if let code = check.result {
-                let reason = check.reason
-                var failure = Failure(code, reason: reason)
-                if reason == "passcode-required" { failure.message = "Passcode is required to enable biometry." }
-                if code == .biometryNotAvailable, let problem = authenticator.state.sensorProblem { failure.message = problem }
+            // The core's LAError, message and all (S-18).
+            if let failure = check.failure {
                 return reply(connection, String(decoding: tag, as: UTF8.self), failure, biometry: biometry)
             }
             let showsToken = policy == .biometrics || policy == .biometricsOrCompanion
