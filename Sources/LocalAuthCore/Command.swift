@@ -20,7 +20,9 @@ public enum Command: Sendable, Equatable {
     case sensor(uid: UserID, reading: SensorReading)
     case fallback(ctx: ContextID)
     /// The client answered a passcode prompt; the check runs on a worker.
-    case submitPasscode(ctx: ContextID)
+    /// `queueFull` (S-47): the user already has as many checks waiting as
+    /// the daemon allows.
+    case submitPasscode(ctx: ContextID, queueFull: Bool = false)
     /// S-46: a check of uid's passcode is about to start on a worker (for an
     /// evaluation, or ctx/eval nil for set-passcode's old secret).
     case admitPasscodeAttempt(uid: UserID, ctx: ContextID?, eval: EvaluationID?)
@@ -79,4 +81,9 @@ public struct Rejection: Error, Sendable, Equatable {
         self.kind = .localAuthentication(failure)
         self.message = failure.message
     }
+
+    /// S-47: a passcode check refused because its user has as many waiting
+    /// as allowed; nothing was recorded and the prompt still waits.
+    public static let passcodeQueueFull = Rejection(.busy,
+        "Too many passcode checks are waiting for this user; wait for their answers.")
 }

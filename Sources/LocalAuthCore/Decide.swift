@@ -1,36 +1,101 @@
-// decide: every rule of SEMANTICS.md lives behind this one function. It reads
-// the state, never changes it, and answers a command with the events it
-// causes (in order) or a rejection. The caller appends the events to the log
-// and folds them with `apply`, so that live state == fold(log) (S-38).
+// decide: every rule of SEMANTICS.md lives behind this one function. It
+// answers a command with the events it causes (in order) or a rejection.
+// Each event is folded into the decision's state (`apply`) as it is emitted,
+// so a rule that follows an event reads the state that event left: no rule
+// restates `evolve`'s arithmetic, and no caller needs a dry run to learn
+// what a command would do. A rule rejects before it emits anything, so a
+// rejection leaves the state as it was.
+//
+// Two forms. `decide(_:_:now:)` decides on a copy and returns the events
+// (tests, tools). `AuthState.decide(_:now:sink:)` decides in place, as the
+// daemon does: its sink records each event in the log before it is folded
+// (live state == fold(log), S-38), and a log that refuses an event ends the
+// decision there.
 
 public func decide(_ command: Command, _ state: AuthState, now: Int64) -> Result<[Event], Rejection> {
-    var decision = Decision(state: state, now: now)
-    do {
-        try decision.run(command)
-        return .success(decision.events)
-    } catch let rejection as Rejection {
-        return .failure(rejection)
-    } catch {
-        return .failure(Rejection(.badState, "\(error)"))
+    var scratch = state
+    return scratch.decide(command, now: now, sink: nil).map(\.events)
+}
+
+/// Where an in-place decision puts its events as it emits them.
+public protocol EventSink: AnyObject {
+    /// Records `event` before it is folded; false when it could not be: the
+    /// decision then emits nothing more, and the state is the fold of the
+    /// events recorded so far.
+    func record(_ event: Event) -> Bool
+    /// After the event just recorded was folded, with the state it left.
+    func folded(_ event: Event, into state: borrowing AuthState)
+}
+
+/// A decision's result: its events, and the LAError its requester hears
+/// when the command is a passcode attempt that no evaluation waits for
+/// (set-passcode's old secret: refused during a delay or a lock, S-46, or
+/// wrong, S-36). An evaluation's attempt is answered by its evaluation's end.
+public struct Decided: Sendable, Equatable {
+    public var events: [Event]
+    public var answer: Failure?
+    /// false when the sink refused an event: `events` are those it recorded.
+    public var complete: Bool
+}
+
+extension AuthState {
+    /// Decides `command` on this state, in place (see the file's header).
+    public mutating func decide(_ command: Command, now: Int64, sink: (any EventSink)?) -> Result<Decided, Rejection> {
+        // The state moves into the decision and back, so its storage stays
+        // uniquely referenced and each fold changes it in place (a copy
+        // would duplicate every table on the first event).
+        var decision = Decision(state: consume self, now: now, sink: sink)
+        let rejection: Rejection?
+        do {
+            try decision.run(command)
+            rejection = nil
+        } catch let refused as Rejection {
+            rejection = refused
+        } catch {
+            rejection = Rejection(.badState, "\(error)")
+        }
+        self = decision.state
+        if let rejection {
+            // A rule that emitted and then rejected would leave facts folded
+            // (and recorded) that its answer denies.
+            assert(decision.events.isEmpty, "a rule rejects before it emits: \(command)")
+            if decision.events.isEmpty { return .failure(rejection) }
+        }
+        return .success(Decided(events: decision.events, answer: decision.answer, complete: !decision.stopped))
     }
 }
 
-/// The working memory of one decision: the state it reads and the events it
-/// has emitted so far.
+/// The working memory of one decision: the state as the events emitted so
+/// far left it, and those events.
 struct Decision {
-    let state: AuthState
+    private(set) var state: AuthState
     let now: Int64
-    var events: [Event] = []
+    private(set) var events: [Event] = []
+    /// See `Decided.answer`.
+    var answer: Failure?
+    private let sink: (any EventSink)?
+    /// The sink refused an event: nothing more is emitted.
+    private(set) var stopped = false
 
-    init(state: AuthState, now: Int64) {
+    init(state: consuming AuthState, now: Int64, sink: (any EventSink)?) {
         self.state = state
         self.now = now
+        self.sink = sink
     }
 
     var rules: Rules { state.rules }
 
+    /// Records (through the sink), folds and keeps one event.
     mutating func emit(_ body: EventBody) {
-        events.append(Event(time: now, body))
+        guard !stopped else { return }
+        let event = Event(time: now, body)
+        if let sink, !sink.record(event) {
+            stopped = true
+            return
+        }
+        state.apply(event)
+        events.append(event)
+        sink?.folded(event, into: state)
     }
 
     mutating func run(_ command: Command) throws {
@@ -57,8 +122,8 @@ struct Decision {
             try sensor(uid: uid, reading: reading)
         case .fallback(let ctx):
             try fallback(ctx)
-        case .submitPasscode(let ctx):
-            try submitPasscode(ctx)
+        case .submitPasscode(let ctx, let queueFull):
+            try submitPasscode(ctx, queueFull: queueFull)
         case .admitPasscodeAttempt(let uid, let ctx, let eval):
             admitPasscodeAttempt(uid: uid, ctx: ctx, eval: eval)
         case .passcodeChecked(let uid, let ctx, let eval, let correct, let repeated):

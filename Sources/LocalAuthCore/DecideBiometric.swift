@@ -9,13 +9,12 @@ extension Decision {
         }
         let eval = evaluation.id
         let biometricOnly = evaluation.policy != .owner
-        let user = state.user(uid)
 
         // A lock that arrived while the prompt waited (S-6 via set-passcode,
         // S-41): a locked-out user never gets a biometric success.
         if let problem = state.biometryUnusable(uid, now: now) {
             if biometricOnly || problem.code == .passcodeNotSet { return fail(context, ctx, eval, problem) }
-            return enterPasscodePhase(context, ctx, eval, passcodeFailures: user.passcodeFailures)
+            return enterPasscodePhase(context, ctx, eval)
         }
 
         switch reading {
@@ -33,21 +32,22 @@ extension Decision {
         case .disconnect:
             emit(.biometricDisconnected(uid: uid, ctx: ctx, eval: eval))
             if biometricOnly { return fail(context, ctx, eval, Failure(.biometryDisconnected)) }
-            enterPasscodePhase(context, ctx, eval, passcodeFailures: user.passcodeFailures)
+            enterPasscodePhase(context, ctx, eval)
         case .noMatch:
             emit(.biometricFailed(uid: uid, ctx: ctx, eval: eval))
-            let userFailures = user.biometricFailures + 1
-            let evaluationFailures = evaluation.biometricFailures + 1
-            if userFailures >= rules.lockoutThreshold {
-                // S-2: this failure locks biometry out.
+            // The state now counts this failure, for the user (S-1) and the
+            // evaluation (S-27).
+            if state.user(uid).biometryLockedOut {
+                // S-2: this failure locked biometry out.
                 if biometricOnly { return fail(context, ctx, eval, Failure(.biometryLockout)) }
-                return enterPasscodePhase(context, ctx, eval, passcodeFailures: user.passcodeFailures)
+                return enterPasscodePhase(context, ctx, eval)
             }
+            let evaluationFailures = state.contexts[ctx]?.evaluation?.biometricFailures ?? 0
             if evaluationFailures >= rules.attemptsPerEvaluation {
                 if biometricOnly {
                     return fail(context, ctx, eval, Failure(.authenticationFailed, message: "Application retry limit exceeded."))
                 }
-                return enterPasscodePhase(context, ctx, eval, passcodeFailures: user.passcodeFailures)
+                return enterPasscodePhase(context, ctx, eval)
             }
             // The fallback option is offered from the first failure on.
             let next = Prompt(kind: .biometric, attempt: evaluationFailures + 1,
@@ -66,6 +66,6 @@ extension Decision {
         if evaluation.policy != .owner {
             return fail(context, ctx, evaluation.id, Failure(.userFallback))
         }
-        enterPasscodePhase(context, ctx, evaluation.id, passcodeFailures: state.user(context.uid).passcodeFailures)
+        enterPasscodePhase(context, ctx, evaluation.id)
     }
 }

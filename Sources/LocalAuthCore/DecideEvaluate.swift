@@ -41,7 +41,7 @@ extension Decision {
             let prompt = Prompt(kind: .biometric, attempt: 1, fallbackOffered: false)
             showPrompt(context, ctx, eval, prompt)
         } else {
-            enterPasscodePhase(context, ctx, eval, passcodeFailures: state.user(uid).passcodeFailures)
+            enterPasscodePhase(context, ctx, eval)
         }
     }
 
@@ -56,9 +56,9 @@ extension Decision {
     /// Shows a prompt, first ending any other evaluation of the same user
     /// that holds the prompt (S-30).
     mutating func showPrompt(_ context: ContextState, _ ctx: ContextID, _ eval: EvaluationID, _ prompt: Prompt) {
+        // An evaluation this decision already ended no longer holds it.
         if let holder = state.user(context.uid).promptHolder, holder != ctx,
-           let other = state.contexts[holder], let otherEval = other.evaluation,
-           !events.contains(where: { $0.body == .evaluationFailed(uid: other.uid, ctx: holder, eval: otherEval.id, failure: preempted) }) {
+           let other = state.contexts[holder], let otherEval = other.evaluation {
             fail(other, holder, otherEval.id, preempted)
         }
         emit(.promptShown(uid: context.uid, ctx: ctx, eval: eval, prompt: prompt))
@@ -68,30 +68,19 @@ extension Decision {
         Failure(.systemCancel, message: "Another authentication started.", reason: "preempted")
     }
 
-    /// S-28's entry: refused during a delay or an admin lock, else a passcode
-    /// prompt. `passcodeFailures` is the count after this decision's events.
+    /// S-28's entry: refused during a delay or an admin lock (one the
+    /// decision's own failure started included: the state already holds
+    /// it), else a passcode prompt with the attempts left.
     mutating func enterPasscodePhase(_ context: ContextState, _ ctx: ContextID, _ eval: EvaluationID,
-                                     passcodeFailures: Int, retryAt: Int64? = nil, adminLocked: Bool? = nil,
                                      message: String? = nil) {
-        let user = state.user(context.uid)
-        if adminLocked ?? user.adminLocked {
-            return fail(context, ctx, eval, Failure(.authenticationFailed, message: "Passcode entry is disabled.",
-                                                    reason: "admin-locked", adminLocked: true))
-        }
-        let until = retryAt ?? user.passcodeRetryAt
-        if let until, until > state.effectiveNow(now) {
-            let seconds = (until - state.effectiveNow(now) + Timestamp.second - 1) / Timestamp.second
-            return fail(context, ctx, eval, Failure(.authenticationFailed, message: "Passcode entry is disabled.",
-                                                    retryAfter: seconds))
-        }
+        if let refusal = passcodeEntryRefusal(context.uid) { return fail(context, ctx, eval, refusal) }
         guard !context.interactionNotAllowed else { return fail(context, ctx, eval, Failure(.notInteractive)) }
         // S-44: a login password is typed only into the PAM conversation.
         guard context.passcodePrompts else {
             return fail(context, ctx, eval, Failure(.notInteractive,
                 message: "The login password can only be entered through the system's login prompt (PAM)."))
         }
-        var left = max(1, rules.delayAfterFailures - passcodeFailures)
-        if rules.maxPasscodeFailures > 0 { left = min(left, max(1, rules.maxPasscodeFailures - passcodeFailures)) }
+        let left = state.passcodeAttemptsLeft(context.uid)
         showPrompt(context, ctx, eval, Prompt(kind: .passcode, attemptsLeft: left, message: message))
     }
 

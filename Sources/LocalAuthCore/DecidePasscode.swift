@@ -11,14 +11,16 @@
 // gets the same answer whatever it contained.
 
 extension Decision {
-    mutating func submitPasscode(_ ctx: ContextID) throws {
-        let (context, evaluation) = try running(ctx, "answer")
-        guard case .passcode = evaluation.phase else {
+    mutating func submitPasscode(_ ctx: ContextID, queueFull: Bool) throws {
+        let context = try self.context(ctx)
+        guard let evaluation = context.evaluation, case .passcode = evaluation.phase else {
             throw Rejection(.badState, "No passcode prompt is waiting.")
         }
         // The delay may have started elsewhere while the prompt waited; a
         // refused attempt does not count (S-5).
         if refusePasscode(uid: context.uid, ctx: ctx, eval: evaluation.id) { return }
+        // S-47: no room for the check: the prompt stays, nothing counts.
+        if queueFull { throw Rejection.passcodeQueueFull }
         emit(.passcodeSubmitted(uid: context.uid, ctx: ctx, eval: evaluation.id))
     }
 
@@ -29,14 +31,17 @@ extension Decision {
         _ = refusePasscode(uid: uid, ctx: ctx, eval: eval)
     }
 
-    /// Records a refusal and ends the evaluation that waits for this attempt
-    /// (with the delay's or the lock's answer) when entry is refused now.
+    /// Records a refusal when entry is refused now, and answers it: the
+    /// evaluation that waits for this attempt ends with it, and an attempt
+    /// without an evaluation (set-passcode's) gets it as its answer.
     private mutating func refusePasscode(uid: UserID, ctx: ContextID?, eval: EvaluationID?) -> Bool {
         guard let refusal = passcodeEntryRefusal(uid) else { return false }
         emit(.passcodeRefused(uid: uid, ctx: ctx, eval: eval, retryAfter: refusal.retryAfter ?? 0))
         if let ctx, let eval, let context = state.contexts[ctx], let evaluation = context.evaluation,
            evaluation.id == eval, evaluation.isInPasscodePhase {
             fail(context, ctx, eval, refusal)
+        } else if ctx == nil {
+            answer = refusal
         }
         return true
     }
@@ -53,7 +58,6 @@ extension Decision {
     }
 
     mutating func passcodeChecked(uid: UserID, ctx: ContextID?, eval: EvaluationID?, correct: Bool, repeated: Bool) {
-        let user = state.user(uid)
         // The evaluation this verdict belongs to, if it still waits for it.
         var waiting: ContextState?
         if let ctx, let eval, let context = state.contexts[ctx], let evaluation = context.evaluation,
@@ -73,26 +77,27 @@ extension Decision {
         }
 
         // S-7: the same wrong passcode twice in a row counts once.
-        let counted = !repeated
-        emit(.passcodeRejected(uid: uid, ctx: ctx, eval: eval, counted: counted))
-        let failures = user.passcodeFailures + (counted ? 1 : 0)
-        var retryAt = user.passcodeRetryAt
-        var adminLocked = user.adminLocked
-        if counted {
-            if let delay = rules.passcodeDelay(afterFailures: failures) {
-                retryAt = state.effectiveNow(now) + delay
-            }
-            if rules.maxPasscodeFailures > 0, failures >= rules.maxPasscodeFailures { adminLocked = true }
+        emit(.passcodeRejected(uid: uid, ctx: ctx, eval: eval, counted: !repeated))
+        // The state now holds this failure, and the delay or lock it started.
+        if let context = waiting, let ctx, let eval {
+            return enterPasscodePhase(context, ctx, eval, message: "Wrong passcode.")
         }
-        guard let context = waiting, let ctx, let eval else { return }
-        enterPasscodePhase(context, ctx, eval, passcodeFailures: failures, retryAt: retryAt,
-                           adminLocked: adminLocked, message: "Wrong passcode.")
+        if ctx == nil { answer = wrongOldPasscode(uid) }
+    }
+
+    /// S-36: set-passcode's old secret was wrong; the answer says when the
+    /// next attempt is allowed (a delay this failure started) or that it
+    /// locked the user (S-6).
+    private func wrongOldPasscode(_ uid: UserID) -> Failure {
+        let retry = state.passcodeRetryAfter(uid, now: now)
+        return Failure(.authenticationFailed, message: "The old passcode is wrong.", retryAfter: retry > 0 ? retry : nil,
+                       adminLocked: state.user(uid).adminLocked)
     }
 }
 
 /// The passcode-attempt question asked by the daemon before it runs a check.
 extension AuthState {
     public func passcodeEntryRefusal(_ uid: UserID, now: Int64) -> Failure? {
-        Decision(state: self, now: now).passcodeEntryRefusal(uid)
+        Decision(state: self, now: now, sink: nil).passcodeEntryRefusal(uid)
     }
 }

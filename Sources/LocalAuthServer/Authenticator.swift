@@ -1,9 +1,10 @@
-// The daemon's heart: it runs a command through the core's `decide`, records
-// each resulting event in the log, folds it into the live state (so live
-// state == fold(log), S-38), and remembers the newest event whose outcome may
-// not be revealed before its fsync: a security failure (S-40) or an admin
-// action (an `OK` to `reset` must survive a power cut; docs/MODEL.md). The
-// output that waits for it is held by the ReplyGate. Public (as are
+// The daemon's heart: it runs a command through the core's `decide` on the
+// live state, in place, as the decision's sink: each event is recorded in
+// the log before the decision folds it (so live state == fold(log), S-38),
+// and the newest event whose outcome may not be revealed before its fsync is
+// remembered: a security failure (S-40) or an admin action (an `OK` to
+// `reset` must survive a power cut; docs/MODEL.md). The output that waits
+// for it is held by the ReplyGate. Public (as are
 // EventRecorder and ReplyGate) for the deterministic simulator, which drives
 // it over a simulated disk; LocalAuthServer is no product of the package.
 import LocalAuthCore
@@ -15,8 +16,9 @@ public final class Authenticator {
     /// produced after it is sent (`EventBody.isDurableBeforeReply`): the
     /// barrier of the server's ReplyGate, which holds that output.
     public private(set) var revealGate: UInt64 = 0
-    /// Called with the seq of every event after it is recorded and folded.
-    var observe: (UInt64) -> Void = { _ in }
+    /// Called with the seq of every event after it is recorded and folded,
+    /// and the state that fold left.
+    var observe: (UInt64, borrowing AuthState) -> Void = { _, _ in }
     /// Users someone watches (`watch`), and those of them that an event
     /// touched since the server last looked (WatchVerbs.swift). Empty sets
     /// while nobody watches: one `isEmpty` per event is all it costs then.
@@ -30,6 +32,10 @@ public final class Authenticator {
 
     public enum Outcome {
         case events([Event])
+        /// A passcode attempt without an evaluation (set-passcode's old
+        /// secret) was refused or wrong: its events, and the LAError its
+        /// requester hears (`Decided.answer`).
+        case answered([Event], Failure)
         case rejected(Rejection)
         /// The log cannot take events: fail closed.
         case unavailable(String)
@@ -37,19 +43,18 @@ public final class Authenticator {
 
     public func execute(_ command: Command, now: Int64) -> Outcome {
         if let failure = recorder.failure { return .unavailable(failure) }
-        switch decide(command, state, now: now) {
+        switch state.decide(command, now: now, sink: self) {
         case .failure(let rejection):
             return .rejected(rejection)
-        case .success(let events):
-            for event in events {
-                if let problem = commit(event) { return .unavailable(problem) }
-            }
-            return .events(events)
+        case .success(let decided):
+            if !decided.complete { return .unavailable(refusal ?? "the log refused an event") }
+            if let answer = decided.answer { return .answered(decided.events, answer) }
+            return .events(decided.events)
         }
     }
 
     /// can-evaluate, the hot command: the core's rule gives one check, which
-    /// is recorded and folded as `commit` would its event, without making
+    /// is recorded and folded as a decided event is, without making
     /// the event (`recorder.record(_:time:)`, `AuthState.apply(_:time:)`).
     public func canEvaluate(_ ctx: ContextID, policy: Policy, now: Int64) -> Result<PolicyCheck, CheckRefusal> {
         if let failure = recorder.failure { return .failure(.unavailable(failure)) }
@@ -65,7 +70,7 @@ public final class Authenticator {
             // Folded from the check's fields (the same fold as the event's);
             // policy-checked is never durable-before-reply: no gate moves.
             state.apply(check, time: now)
-            observe(seq)
+            read { observe(seq, $0) }
             return .success(check)
         }
     }
@@ -91,21 +96,10 @@ public final class Authenticator {
         case unavailable(String)
     }
 
-    /// Records one decided event, folds it, and moves the reveal gate;
-    /// returns why not when the log refused it.
-    private func commit(_ event: Event) -> String? {
-        let seq: UInt64
-        do {
-            seq = try recorder.record(event)
-        } catch {
-            return "\(error)"
-        }
-        state.apply(event)
-        if event.body.isDurableBeforeReply { revealGate = seq }
-        if !watched.isEmpty { touch(event.body) }
-        observe(seq)
-        return nil
-    }
+    /// The seq the log gave the event being decided (`record`, then `folded`).
+    private var recordedSeq: UInt64 = 0
+    /// Why the log refused the last decision's event, if it did.
+    private var refusal: String?
 
     /// Notes a watched user whose state an event may have changed (a
     /// policy check changes none of the watched fields, so the hot
@@ -130,4 +124,27 @@ public final class Authenticator {
     /// End of a loop turn, before replies go out: what was appended reaches
     /// the file, and an fsync is asked for if anything waits for one.
     public func flush() { recorder.flush(durableThrough: revealGate) }
+}
+
+/// The decision's sink (`execute`'s, not for other callers): each event is
+/// recorded before it is folded; after the fold the reveal gate moves,
+/// watched users are noted, and the observer sees the state. The decision
+/// holds the live state meanwhile: nothing here reads `state`.
+extension Authenticator: EventSink {
+    public func record(_ event: Event) -> Bool {
+        do {
+            recordedSeq = try recorder.record(event)
+            refusal = nil
+            return true
+        } catch {
+            refusal = "\(error)"
+            return false
+        }
+    }
+
+    public func folded(_ event: Event, into state: borrowing AuthState) {
+        if event.body.isDurableBeforeReply { revealGate = recordedSeq }
+        if !watched.isEmpty { touch(event.body) }
+        observe(recordedSeq, state)
+    }
 }

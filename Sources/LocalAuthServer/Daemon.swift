@@ -177,7 +177,7 @@ public enum Daemon {
     static func recordSnapshotsWrittenDuringStop(_ server: Server, _ inbox: SnapshotInbox, _ log: EventLog) {
         let written = inbox.drain()
         guard !written.isEmpty, server.authenticator.recorder.failure == nil else { return }
-        server.authenticator.observe = { _ in }
+        server.authenticator.observe = { _, _ in }
         let now = WallClock.nowMicros()
         for snapshot in written {
             _ = server.authenticator.execute(.recordSnapshot(seq: snapshot.seq, sha256: snapshot.digest.hex), now: now)
@@ -267,8 +267,8 @@ public enum Daemon {
         let snapshotEvery = UInt64(configuration.log.snapshotEvery)
         let snapshots = SnapshotWriter(log: log, reserve: configuration.log.reserveSpace, directory: stateDirectory,
                                        inbox: inbox, anchors: anchors)
-        authenticator.observe = { [unowned authenticator] seq in
-            if seq % snapshotEvery == 0 { snapshots.write(StateCodec.encode(authenticator.state), seq: seq) }
+        authenticator.observe = { seq, state in
+            if seq % snapshotEvery == 0 { snapshots.write(StateCodec.encode(state), seq: seq) }
         }
         return (authenticator, log, loaded, snapshots)
     }

@@ -121,11 +121,15 @@ extension Server {
         }
     }
 
-    /// Replies to a non-event outcome; returns the events when there are some.
+    /// Replies to an outcome that is the request's answer (a rejection, the
+    /// log's failure, a decision's own LAError); returns the events when the
+    /// verb's reply is still to come.
     func events(_ outcome: Authenticator.Outcome, _ connection: Connection, _ tag: String) -> [Event]? {
         switch outcome {
         case .events(let events):
             return events
+        case .answered(_, let failure):
+            reply(connection, tag, failure)
         case .rejected(let rejection):
             reply(connection, tag, rejection)
         case .unavailable(let why):

@@ -84,24 +84,18 @@ extension Server {
         let repeated = judge(uid, completion)
         let outcome = run(.passcodeChecked(uid: uid, ctx: nil, eval: nil, correct: completion.correct, repeated: repeated),
                           connection: nil, tag: nil, now: now)
-        guard case .events(let events) = outcome else {
-            if let connection { _ = self.events(outcome, connection, tag) }
-            return
-        }
-        if events.contains(where: { if case .passcodeAccepted = $0.body { return true } else { return false } }) {
+        // Accepted: no answer from the core, the change goes on.
+        if case .events = outcome {
             return queuePasscodeJob(.newHash(uid: uid, connection: connection?.id ?? 0, tag: tag, by: uid),
                                     uid: uid, secret: newSecret, connection, tag)
         }
         guard let connection else { return }
-        if events.contains(where: { if case .passcodeRefused = $0.body { return true } else { return false } }) {
+        // Refused (S-46) or wrong (S-36): the core's answer.
+        if case .answered(let events, _) = outcome,
+           events.contains(where: { if case .passcodeRefused = $0.body { return true } else { return false } }) {
             counters.passcodeRefused += 1
-            return replyPasscodeRefusal(uid, connection, tag)
         }
-        var failure = Failure(.authenticationFailed, message: "The old passcode is wrong.")
-        let retry = authenticator.state.passcodeRetryAfter(uid, now: now)
-        if retry > 0 { failure.retryAfter = retry }
-        failure.adminLocked = authenticator.state.user(uid).adminLocked
-        reply(connection, tag, failure)
+        _ = self.events(outcome, connection, tag)
     }
 
     private func newHashMade(_ uid: UserID, _ completion: PasscodeWorkers.Completion, _ connection: Connection?,
@@ -118,19 +112,12 @@ extension Server {
             if let connection { reply(connection, tag, ProtocolError(.internal, "Failed to write the passcode store.")) }
             return
         }
-        lastWrongPasscode[uid] = nil
         let outcome = run(.changePasscode(uid: uid, set: true, by: by), connection: connection, tag: tag, now: now)
         if let connection, events(outcome, connection, tag) != nil { replyOK(connection, tag) }
     }
 
     /// S-7: whether this wrong attempt repeats the previous wrong one.
     private func judge(_ uid: UserID, _ completion: PasscodeWorkers.Completion) -> Bool {
-        if completion.correct {
-            lastWrongPasscode[uid] = nil
-            return false
-        }
-        let repeated = lastWrongPasscode[uid] == completion.fingerprint
-        lastWrongPasscode[uid] = completion.fingerprint
-        return repeated
+        wrongPasscodes.isRepeat(uid, correct: completion.correct, fingerprint: completion.fingerprint)
     }
 }

@@ -9,22 +9,34 @@ extension Server {
     @discardableResult
     func run(_ command: Command, connection: Connection?, tag: String?, now: Int64) -> Authenticator.Outcome {
         let outcome = authenticator.execute(command, now: now)
-        if case .events(let events) = outcome {
-            // The events were appended in order and end at lastSeq.
-            let firstSeq = authenticator.recorder.lastSeq &- UInt64(events.count) &+ 1
-            for (offset, event) in events.enumerated() { deliver(event, seq: firstSeq &+ UInt64(offset)) }
-            for event in events {
-                // policy-checked (can-evaluate, the hot path) never changes
-                // a prompt holder or an evaluation's phase: nothing to tell.
-                if case .policyChecked = event.body { continue }
-                if let uid = event.body.uid, event.body.ctx != nil { updateScan(uid) }
-            }
-        }
+        deliver(outcome)
         return outcome
+    }
+
+    /// Delivers the events of an executed command. A verb whose own reply
+    /// must precede the evaluation's lines (`fallback`, `cancel`,
+    /// `passcode`) sends it between `execute` and this.
+    func deliver(_ outcome: Authenticator.Outcome) {
+        let events: [Event]
+        switch outcome {
+        case .events(let decided), .answered(let decided, _): events = decided
+        case .rejected, .unavailable: return
+        }
+        // The events were appended in order and end at lastSeq.
+        let firstSeq = authenticator.recorder.lastSeq &- UInt64(events.count) &+ 1
+        for (offset, event) in events.enumerated() { deliver(event, seq: firstSeq &+ UInt64(offset)) }
+        for event in events {
+            // policy-checked (can-evaluate, the hot path) never changes
+            // a prompt holder or an evaluation's phase: nothing to tell.
+            if case .policyChecked = event.body { continue }
+            if let uid = event.body.uid, event.body.ctx != nil { updateScan(uid) }
+        }
     }
 
     /// Sends the PROMPT lines and final answers that an event carries.
     func deliver(_ event: Event, seq: UInt64 = 0) {
+        // S-7: a new passcode or a reset starts the repeat memory afresh.
+        wrongPasscodes.fold(event.body)
         switch event.body {
         case .promptShown(let uid, let ctx, _, let prompt):
             guard let (connection, tag) = evaluationOwner(ctx), let context = authenticator.state.contexts[ctx],

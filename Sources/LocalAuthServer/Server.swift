@@ -59,7 +59,7 @@ final class Server {
     var limits = LogLimits()
     var nextCheckToken: UInt64 = 1
     /// S-7: fingerprint of each user's last wrong passcode, in memory only.
-    var lastWrongPasscode: [UserID: [UInt8]] = [:]
+    var wrongPasscodes = WrongPasscodeMemory()
     var stopping = false
     /// Set once in init (FprintdSensor needs the server).
     private(set) var sensorBackend: SensorBackend = SimulatedSensor()

@@ -173,7 +173,6 @@ extension Server {
     func noticeLoginPasswordChanges() {
         guard logFailure == nil, let shadow = passcodes as? ShadowPasscodes else { return }
         for change in shadow.changes() {
-            lastWrongPasscode[change.uid] = nil
             run(.changePasscode(uid: change.uid, set: change.set, by: Accounts.currentUID()),
                 connection: nil, tag: nil, now: now)
         }

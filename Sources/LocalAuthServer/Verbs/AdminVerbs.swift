@@ -85,7 +85,6 @@ extension Server {
 
     func reset(_ request: Request, _ connection: Connection) {
         guard let uid = targetUID(request, connection, required: true) else { return }
-        lastWrongPasscode[uid] = nil
         adminAct(.reset(uid: uid, by: connection.peer.uid), request, connection)
     }
 

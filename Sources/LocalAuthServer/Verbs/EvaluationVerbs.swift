@@ -35,42 +35,38 @@ extension Server {
 
     /// Replies OK before delivering the evaluation's events, so the answer
     /// to `fallback`/`cancel` precedes the PROMPT or final reply it causes.
+    /// (Their events are never durable-before-reply: the OK waits for
+    /// nothing the command recorded.)
     private func answer(_ command: Command, _ request: Request, _ connection: Connection) {
-        switch decide(command, authenticator.state, now: now) {
-        case .failure(let rejection):
-            return reply(connection, request.tag, rejection)
-        case .success:
-            replyOK(connection, request.tag)
-            _ = events(run(command, connection: connection, tag: request.tag, now: now), connection, request.tag)
-        }
+        let outcome = authenticator.execute(command, now: now)
+        guard events(outcome, connection, request.tag) != nil else { return }
+        replyOK(connection, request.tag)
+        deliver(outcome)
     }
 
     func passcode(_ request: Request, _ connection: Connection) {
         secretSeen = true
         guard let ctx = ownedContext(request, connection) else { return }
-        guard let secret = request.arguments.value(for: "secret") else {
-            return reply(connection, request.tag, ProtocolError(.missingArgument, "secret= is required."))
+        let secret: String
+        switch PasscodeSecret.attempt(request.arguments.value(for: "secret")) {
+        case .failure(let problem): return reply(connection, request.tag, problem)
+        case .success(let text): secret = text
         }
-        if let error = Server.passcodeLengthError(secret, key: "secret") { return reply(connection, request.tag, error) }
         // S-48: a submission records its attempt, its verdict and the next
         // prompt; the same wrong passcode again counts once (S-7), so only the
         // budget bounds how often it can be sent. Refused, the prompt stays.
         if let refusal = loggedRequestRefusal(connection, events: 3) { return reply(connection, request.tag, refusal) }
-        let current = now
-        guard case .success(let planned) = decide(.submitPasscode(ctx: ctx), authenticator.state, now: current) else {
-            return reply(connection, request.tag, ProtocolError(.badState, "No passcode prompt is waiting."))
-        }
-        // S-47: the subject's queue is full: the prompt stays, nothing counts.
-        if let submitted = planned.last, case .passcodeSubmitted(let uid, _, _) = submitted.body,
-           !passcodeQueue.hasRoom(for: uid) {
-            counters.passcodeBusy += 1
-            return reply(connection, request.tag, Server.passcodeQueueFull)
-        }
+        // S-47: whether the subject's queue has room is the core's input.
+        let subject = authenticator.state.contexts[ctx]?.uid
+        let queueFull = subject.map { !passcodeQueue.hasRoom(for: $0) } ?? false
+        let outcome = authenticator.execute(.submitPasscode(ctx: ctx, queueFull: queueFull), now: now)
+        if case .rejected(Rejection.passcodeQueueFull) = outcome { counters.passcodeBusy += 1 }
+        guard let events = events(outcome, connection, request.tag) else { return }
+        // The OK precedes the final answer a refusal causes (S-46).
         replyOK(connection, request.tag)
-        let outcome = run(.submitPasscode(ctx: ctx), connection: connection, tag: request.tag, now: current)
-        guard case .events = outcome else { return }
+        deliver(outcome)
         // A refusal (a delay or lock, S-46) ended the evaluation: no check.
-        guard let submitted = planned.last, case .passcodeSubmitted(let uid, _, let eval) = submitted.body else {
+        guard let submitted = events.last, case .passcodeSubmitted(let uid, _, let eval) = submitted.body else {
             counters.passcodeRefused += 1
             return
         }

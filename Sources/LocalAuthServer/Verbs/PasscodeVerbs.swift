@@ -1,8 +1,10 @@
-// set-passcode and clear-passcode (S-36). A user changing their own passcode
-// proves the old one first, as a counted attempt (S-5); the verdict is
-// recorded (and durable, S-40) before anybody hears it. Every slow passcode
-// job (a check, a new hash) waits in the `PasscodeQueue` (S-46, S-47); its
-// running and its verdict are in PasscodeChecks.swift.
+// set-passcode and clear-passcode (S-36). What a request must hold and
+// whether the old passcode is needed are the core's rules (PasscodeSecret,
+// PasscodeChange); a user changing their own passcode proves the old one
+// first, as a counted attempt (S-5), whose verdict is recorded (and durable,
+// S-40) before anybody hears it. Every slow passcode job (a check, a new
+// hash) waits in the `PasscodeQueue` (S-46, S-47); its running and its
+// verdict are in PasscodeChecks.swift.
 import LocalAuthCore
 import LocalAuthProtocol
 import LocalAuthSystem
@@ -32,49 +34,33 @@ struct PasscodeJob {
 }
 
 extension Server {
-    static let minimumPasscodeLength = 4
-    /// Bytes of a passcode (and of `old-secret=`): what crypt_rn takes
-    /// (CRYPT_MAX_PASSPHRASE_SIZE with its NUL), and PAM's answer limit.
-    static let maximumPasscodeLength = 511
-
     func setPasscode(_ request: Request, _ connection: Connection) {
         secretSeen = true
         if refusesLoginPasswordChange(request, connection) { return }
         guard let uid = targetUID(request, connection) else { return }
-        guard let secret = request.arguments.value(for: "secret") else {
-            return reply(connection, request.tag, ProtocolError(.missingArgument, "secret= is required."))
+        let secret: String
+        switch PasscodeSecret.new(request.arguments.value(for: "secret")) {
+        case .failure(let problem): return reply(connection, request.tag, problem)
+        case .success(let text): secret = text
         }
-        guard secret.count >= Server.minimumPasscodeLength else {
-            return reply(connection, request.tag, ProtocolError(.badArgument,
-                "A passcode needs at least \(Server.minimumPasscodeLength) characters."))
-        }
-        if let error = Server.passcodeLengthError(secret, key: "secret") { return reply(connection, request.tag, error) }
         // S-48: every attempt is recorded (passcode-refused during a delay,
         // the verdict otherwise): an unprivileged user pays from their budget,
         // whatever the attempt held (the refusal reveals nothing of it).
         if let refusal = loggedRequestRefusal(connection, events: 1) { return reply(connection, request.tag, refusal) }
-        let ownPasscode = uid == connection.peer.uid
-        if ownPasscode, passcodes.isSet(uid) {
-            guard let old = request.arguments.value(for: "old-secret") else {
-                return reply(connection, request.tag, ProtocolError(.missingArgument,
-                    "old-secret= is required to change an existing passcode."))
-            }
-            if let error = Server.passcodeLengthError(old, key: "old-secret") { return reply(connection, request.tag, error) }
+        switch PasscodeChange.plan(own: uid == connection.peer.uid, stored: passcodes.isSet(uid),
+                                   oldSecret: request.arguments.value(for: "old-secret")) {
+        case .failure(let problem):
+            reply(connection, request.tag, problem)
+        case .success(.proveOldSecret(let old)):
             // S-46: refused at once during a delay or a lock, unchecked, with
             // the one answer every attempt then gets.
             if refuseSetPasscodeAttempt(uid, connection, request.tag) { return }
             queuePasscodeJob(.oldPasscode(uid: uid, newSecret: SecretBytes(secret), connection: connection.id, tag: request.tag),
                              uid: uid, secret: SecretBytes(old), connection, request.tag)
-        } else {
+        case .success(.setNew):
             queuePasscodeJob(.newHash(uid: uid, connection: connection.id, tag: request.tag, by: connection.peer.uid),
                              uid: uid, secret: SecretBytes(secret), connection, request.tag)
         }
-    }
-
-    /// `bad-argument` naming the limit for a secret longer than the protocol allows.
-    static func passcodeLengthError(_ secret: String, key: String) -> ProtocolError? {
-        guard secret.utf8.count > maximumPasscodeLength else { return nil }
-        return ProtocolError(.badArgument, "\(key)= is limited to \(maximumPasscodeLength) bytes.")
     }
 
     func clearPasscode(_ request: Request, _ connection: Connection) {
@@ -86,7 +72,6 @@ extension Server {
             DaemonLog.error("Failed to write the passcode store: \(error)")
             return reply(connection, request.tag, ProtocolError(.internal, "Failed to write the passcode store."))
         }
-        lastWrongPasscode[uid] = nil
         let outcome = run(.changePasscode(uid: uid, set: false, by: connection.peer.uid), connection: connection, tag: request.tag, now: now)
         guard events(outcome, connection, request.tag) != nil else { return }
         replyOK(connection, request.tag)
@@ -100,35 +85,19 @@ extension Server {
         nextCheckToken += 1
         guard passcodeQueue.enqueue(PasscodeJob(token: token, purpose: purpose, secret: secret), for: uid) else {
             counters.passcodeBusy += 1
-            if let connection, let tag { reply(connection, tag, Server.passcodeQueueFull) }
+            if let connection, let tag { reply(connection, tag, Rejection.passcodeQueueFull) }
             return
         }
         startPasscodeJobs()
     }
 
-    static let passcodeQueueFull = ProtocolError(.busy,
-        "Too many passcode checks are waiting for this user; wait for their answers.")
-
-    /// S-46 for set-passcode: true (and answered) when entry is refused now.
+    /// S-46 for set-passcode: true (and answered) when entry is refused now,
+    /// with the core's answer, identical whatever the attempt held.
     func refuseSetPasscodeAttempt(_ uid: UserID, _ connection: Connection?, _ tag: String?) -> Bool {
         let outcome = run(.admitPasscodeAttempt(uid: uid, ctx: nil, eval: nil), connection: connection, tag: tag, now: now)
-        switch outcome {
-        case .events(let events) where events.isEmpty:
-            return false
-        case .events:
-            counters.passcodeRefused += 1
-            if let connection, let tag { replyPasscodeRefusal(uid, connection, tag) }
-        case .rejected, .unavailable:
-            if let connection, let tag { _ = events(outcome, connection, tag) }
-        }
+        if case .events = outcome { return false }  // admitted: no event, no answer
+        if case .answered = outcome { counters.passcodeRefused += 1 }
+        if let connection, let tag { _ = events(outcome, connection, tag) }
         return true
-    }
-
-    /// The answer to any set-passcode attempt during a delay or a lock: the
-    /// core's, identical whatever the attempt held (S-46).
-    func replyPasscodeRefusal(_ uid: UserID, _ connection: Connection, _ tag: String) {
-        let failure = authenticator.state.passcodeEntryRefusal(uid, now: now)
-            ?? Failure(.authenticationFailed, message: "Passcode entry is disabled.")
-        reply(connection, tag, failure)
     }
 }
