@@ -19,8 +19,9 @@ public struct PolicyCheck: Sendable, Equatable {
     /// The failure, boxed: a check that succeeded (the hot path) carries
     /// one null reference instead of a Failure's strings and optionals,
     /// which made every move of the check an outlined copy (callgrind:
-    /// ~190 instructions per can-evaluate).
-    private let answer: FailureAnswer?
+    /// ~190 instructions per can-evaluate). Inlinable, so that the daemon's
+    /// "did it fail?" is one null test, not a call.
+    @usableFromInline let answer: FailureAnswer?
 
     public init(uid: UserID, ctx: ContextID, policy: Policy, biometry: BiometryType, failure: Failure?,
                 domainState: DomainState) {
@@ -41,10 +42,10 @@ public struct PolicyCheck: Sendable, Equatable {
 
     /// The LAError when the check failed (S-18), exactly as the reply gives
     /// it (code, message, wire reason); nil on success.
-    public var failure: Failure? { answer?.failure }
+    @inlinable public var failure: Failure? { answer?.failure }
     /// The event's `result` and `reason`.
-    public var result: LAErrorCode? { answer?.failure.code }
-    public var reason: String? { answer?.failure.reason }
+    @inlinable public var result: LAErrorCode? { answer?.failure.code }
+    @inlinable public var reason: String? { answer?.failure.reason }
 
     /// The event to record: made from the fields when asked for, so a caller
     /// that reads the fields and records the event copies no enum payload.
@@ -59,8 +60,8 @@ public struct PolicyCheck: Sendable, Equatable {
 }
 
 /// A failed check's LAError, held by reference (see `PolicyCheck.answer`).
-private final class FailureAnswer: Sendable {
-    let failure: Failure
+@usableFromInline final class FailureAnswer: Sendable {
+    @usableFromInline let failure: Failure
     init(_ failure: Failure) { self.failure = failure }
 }
 
