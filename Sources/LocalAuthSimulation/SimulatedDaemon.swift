@@ -82,7 +82,11 @@ final class SimulatedDaemon {
     func run(_ command: Command) -> Authenticator.Outcome {
         let before = authenticator.state
         let outcome = authenticator.execute(command, now: now)
-        guard case .events(let events) = outcome else { return outcome }
+        let events: [Event]
+        switch outcome {
+        case .events(let decided), .answered(let decided, _): events = decided
+        case .rejected, .unavailable: return outcome
+        }
         let first = recorder.lastSeq &- UInt64(events.count) &+ 1
         for (offset, event) in events.enumerated() {
             let seq = first &+ UInt64(offset)

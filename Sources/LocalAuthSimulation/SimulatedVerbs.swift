@@ -186,6 +186,7 @@ extension SimulatedDaemon {
     private func answer(_ outcome: Authenticator.Outcome, _ tag: String, _ connection: SimConnection) -> Bool {
         switch outcome {
         case .events: return true
+        case .answered(_, let failure): laError(tag, failure, connection)
         case .rejected(let rejection): reject(rejection, tag, connection)
         case .unavailable: unavailable(tag, connection)
         }
