@@ -122,6 +122,9 @@ let package = Package(
         // The deterministic simulator (docs/RELIABILITY.md "Deterministic
         // simulation"): the real core, reply gate and record framing over a
         // simulated disk, clock and clients. Not a product: CI runs its seeds.
+        // It reaches the server through @testable import (the recorder's
+        // protocol stays internal, so its calls are devirtualized), so it
+        // builds where testing is enabled, as LocalAuthFuzzTargets does.
         .target(name: "LocalAuthSimulation", dependencies: [
             "LocalAuthCore", "LocalAuthProtocol", "LocalAuthLog", "LocalAuthServer",
         ]),

@@ -4,7 +4,7 @@
 // durable, and whether it can still take events.
 import LocalAuthCore
 
-public protocol EventRecorder: AnyObject {
+protocol EventRecorder: AnyObject {
     /// Appends an event; returns its seq. Throws when the log cannot take it.
     func record(_ event: Event) throws -> UInt64
     /// `record(Event(time: time, check.event))`, without making the event:

@@ -8,16 +8,14 @@
 // releases exactly what S covers; a log that fails drops it all (it will
 // never be durable, fail closed). Pure: no socket, no clock, no journal —
 // the server writes what the gate hands back.
-public struct ReplyGate<JournalEntry> {
-    public typealias ConnectionID = UInt64
-
-    public init() {}
+struct ReplyGate<JournalEntry> {
+    typealias ConnectionID = UInt64
 
     /// Every event with seq <= durable is on disk, as last learned.
-    public private(set) var durable: UInt64 = 0
+    private(set) var durable: UInt64 = 0
     /// The log failed: nothing held will ever be released (until a new gate
     /// comes with a reopened log).
-    public private(set) var failed = false
+    private(set) var failed = false
     /// Output held per connection, and the order in which connections
     /// started holding (release walks it, so the order is deterministic;
     /// ids of forgotten connections are skipped and pruned there).
@@ -35,7 +33,8 @@ public struct ReplyGate<JournalEntry> {
 
     /// Whether output produced now must wait: the barrier is not durable
     /// yet (after a log failure nothing waits: what would is dropped).
-    public mutating func isShut(barrier: UInt64, durable current: () -> UInt64) -> Bool {
+    @inline(__always)
+    mutating func isShut(barrier: UInt64, durable current: () -> UInt64) -> Bool {
         !failed && isPending(barrier, durable: current)
     }
 
@@ -43,6 +42,7 @@ public struct ReplyGate<JournalEntry> {
     /// log's durable seq) is asked only then: durable only grows, so once
     /// it covered the barrier it still does, and the common answer costs a
     /// compare.
+    @inline(__always)
     private mutating func isPending(_ barrier: UInt64, durable current: () -> UInt64) -> Bool {
         if barrier <= durable { return false }
         let now = current()
@@ -53,14 +53,15 @@ public struct ReplyGate<JournalEntry> {
     /// Whether bytes produced now for `id` may go straight to its output:
     /// the gate is open and nothing of `id` is held (bytes queue behind
     /// held ones, in order).
-    public mutating func admits(_ id: ConnectionID, barrier: UInt64, durable current: () -> UInt64) -> Bool {
+    @inline(__always)
+    mutating func admits(_ id: ConnectionID, barrier: UInt64, durable current: () -> UInt64) -> Bool {
         if isShut(barrier: barrier, durable: current) { return false }
         return held.isEmpty || held[id] == nil
     }
 
     /// Holds bytes for `id` that `admits` refused: behind the barrier if it
     /// is not durable, and behind what `id` already holds.
-    public mutating func hold(_ bytes: [UInt8], for id: ConnectionID, barrier: UInt64) {
+    mutating func hold(_ bytes: [UInt8], for id: ConnectionID, barrier: UInt64) {
         let wait = barrier > durable ? barrier : 0
         if held[id] == nil { order.append(id) }
         held[id, default: HeldOutput()].append(bytes, wait: wait)
@@ -69,7 +70,7 @@ public struct ReplyGate<JournalEntry> {
     /// A journal entry to write now, or nil when it is held (behind the
     /// barrier, or behind entries held before it: the journal keeps the
     /// order of events).
-    public mutating func journal(_ entry: JournalEntry, barrier: UInt64, durable current: () -> UInt64) -> JournalEntry? {
+    mutating func journal(_ entry: JournalEntry, barrier: UInt64, durable current: () -> UInt64) -> JournalEntry? {
         let pending = isPending(barrier, durable: current)
         // After a log failure an entry behind an undurable barrier is dropped.
         if failed { return pending ? nil : entry }
@@ -82,7 +83,7 @@ public struct ReplyGate<JournalEntry> {
 
     /// The log is durable through `seq`: hands out, in order, the journal
     /// entries and each connection's bytes that `seq` covers.
-    public mutating func durable(through seq: UInt64, journal write: (JournalEntry) -> Void,
+    mutating func durable(through seq: UInt64, journal write: (JournalEntry) -> Void,
                           release: (ConnectionID, ArraySlice<UInt8>) -> Void) {
         if seq > durable { durable = seq }
         guard !failed else { return }
@@ -117,7 +118,7 @@ public struct ReplyGate<JournalEntry> {
     /// unsent, and from now on nothing is held (the daemon refuses every
     /// request that needs the log). Returns the connections that lost held
     /// output, in the order they started holding.
-    public mutating func logFailed() -> [ConnectionID] {
+    mutating func logFailed() -> [ConnectionID] {
         failed = true
         let lost = order.filter { held[$0] != nil }
         held.removeAll()
@@ -127,18 +128,18 @@ public struct ReplyGate<JournalEntry> {
     }
 
     /// Drops what `id` holds (it closed, or its output is being discarded).
-    public mutating func forget(_ id: ConnectionID) {
+    mutating func forget(_ id: ConnectionID) {
         guard !held.isEmpty else { return }
         held[id] = nil
     }
 
-    public func isHolding(_ id: ConnectionID) -> Bool { !held.isEmpty && held[id] != nil }
+    func isHolding(_ id: ConnectionID) -> Bool { !held.isEmpty && held[id] != nil }
 
-    public func heldByteCount(_ id: ConnectionID) -> Int { held.isEmpty ? 0 : held[id]?.bytes.count ?? 0 }
+    func heldByteCount(_ id: ConnectionID) -> Int { held.isEmpty ? 0 : held[id]?.bytes.count ?? 0 }
 
     /// Nothing is held (the usual end of a turn: nothing to release).
-    public var isEmpty: Bool { journal.isEmpty && order.isEmpty }
-    public var heldJournalEntries: Int { journal.count }
+    var isEmpty: Bool { journal.isEmpty && order.isEmpty }
+    var heldJournalEntries: Int { journal.count }
 }
 
 extension ReplyGate.HeldOutput {

@@ -37,6 +37,7 @@ extension Server {
     }
 
     /// Whether output produced now for `connection` may go straight to it.
+    @inline(__always)
     private func admitsOutput(_ connection: Connection) -> Bool {
         replyGate.admits(connection.id, barrier: authenticator.revealGate, durable: { authenticator.recorder.durableSeq })
     }
@@ -174,11 +175,15 @@ extension Server {
 struct FlushList {
     private var members: [Connection] = []
     private var marked: Set<Connection.ID> = []
+    /// The connection marked last (ids start at 16: 0 is none).
+    private var lastMarked: Connection.ID = 0
 
     var isEmpty: Bool { members.isEmpty }
 
+    @inline(__always)
     mutating func mark(_ connection: Connection) {
-        if members.last === connection { return }
+        if connection.id == lastMarked { return }
+        lastMarked = connection.id
         if marked.insert(connection.id).inserted { members.append(connection) }
     }
 
@@ -187,6 +192,7 @@ struct FlushList {
     mutating func take(into batch: inout [Connection]) {
         swap(&batch, &members)
         marked.removeAll(keepingCapacity: true)
+        lastMarked = 0
     }
 
     /// Gives a handled batch's buffer back, if nothing was marked meanwhile.

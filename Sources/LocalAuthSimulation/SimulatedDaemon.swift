@@ -8,7 +8,7 @@
 // each step, and an oracle (`Oracle`) watches what leaves.
 import LocalAuthCore
 import LocalAuthProtocol
-import LocalAuthServer
+@testable import LocalAuthServer
 
 /// A journal line and the newest failure it may reveal (the S-40 oracle).
 struct JournalLine {

@@ -8,7 +8,7 @@
 // decodes them (and cuts a torn tail) with the real code (DiskRecovery).
 import LocalAuthCore
 import LocalAuthLog
-import LocalAuthServer
+@testable import LocalAuthServer
 
 /// What the run can do to the disk, and how many times it did.
 public enum DiskFault: String, CaseIterable, Sendable, Comparable {
@@ -98,7 +98,7 @@ public final class SimulatedDisk {
 /// The EventRecorder the simulated daemon records through: the real
 /// codec and framing, the simulated disk, and the log's failure semantics
 /// (one failed write or fsync and it takes nothing more: fail closed).
-public final class SimulatedRecorder: EventRecorder {
+final class SimulatedRecorder: EventRecorder {
     let disk: SimulatedDisk
     /// Every record this process appended (the simulator's S-38 check
     /// decodes them).
@@ -106,10 +106,10 @@ public final class SimulatedRecorder: EventRecorder {
     /// Records appended, not yet written (the daemon's memory).
     private var unwritten: [UInt8] = []
     private var unwrittenRecords: [(seq: UInt64, end: Int)] = []
-    public private(set) var lastSeq: UInt64
+    private(set) var lastSeq: UInt64
     /// The seq the daemon asked to be durable (the sync thread's work).
     private(set) var syncRequested: UInt64 = 0
-    public private(set) var failure: String?
+    private(set) var failure: String?
     /// How many bytes of a torn write survive (the run's choice).
     var tornKeep: (Int) -> Int = { $0 / 2 }
 
@@ -118,11 +118,11 @@ public final class SimulatedRecorder: EventRecorder {
         self.lastSeq = lastSeq
     }
 
-    public func record(_ event: Event) throws -> UInt64 {
+    func record(_ event: Event) throws -> UInt64 {
         try append(time: event.time, body: event.body)
     }
 
-    public func record(_ check: PolicyCheck, time: Int64) throws -> UInt64 {
+    func record(_ check: PolicyCheck, time: Int64) throws -> UInt64 {
         try append(time: time, body: check.event)
     }
 
@@ -140,7 +140,7 @@ public final class SimulatedRecorder: EventRecorder {
         return seq
     }
 
-    public func flush(durableThrough seq: UInt64) {
+    func flush(durableThrough seq: UInt64) {
         guard failure == nil else { return }
         if !unwritten.isEmpty {
             let bytes = unwritten
@@ -163,5 +163,5 @@ public final class SimulatedRecorder: EventRecorder {
 
     var wantsSync: Bool { failure == nil && syncRequested > disk.syncedSeq }
 
-    public var durableSeq: UInt64 { disk.syncedSeq }
+    var durableSeq: UInt64 { disk.syncedSeq }
 }

@@ -5,7 +5,7 @@
 // (the next step, docs/ARCHITECTURE.md, is to run the server's own).
 import LocalAuthCore
 import LocalAuthProtocol
-import LocalAuthServer
+@testable import LocalAuthServer
 
 extension SimulatedDaemon {
     /// Bytes read on a connection: every complete line is handled. False

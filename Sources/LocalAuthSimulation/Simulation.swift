@@ -10,7 +10,7 @@
 import LocalAuthCore
 import LocalAuthLog
 import LocalAuthProtocol
-import LocalAuthServer
+@testable import LocalAuthServer
 
 public final class Simulation {
     public let seed: UInt64
