@@ -70,8 +70,10 @@ final class UserAllowance {
 struct LogLimits {
     var allowances: [UserID: UserAllowance] = [:]
     /// Free space on the log's file system is below `[Log] ReserveSpace=`
-    /// (SpaceReserve.swift; judged each tick, never per request).
+    /// (SpaceReserve.swift; judged each tick, and after many appended records).
     var spaceLow = false
+    /// The log's last seq when the free space was last judged.
+    var spaceJudgedAtSeq: UInt64 = 0
     /// Refusals, for `stats`.
     var refusedForRate = 0
     var refusedForSpace = 0

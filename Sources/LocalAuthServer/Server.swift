@@ -205,6 +205,7 @@ final class Server {
             if !resumable.isEmpty { resumeParkedRequests() }
             notifyWatchers()
             writeLog()
+            judgeSpaceReserveIfMuchWasAppended()
             if logFailure == nil, let failure = authenticator.recorder.failure { failClosed(failure) }
             releaseDurableOutput()
             flushAll()

@@ -7,8 +7,12 @@
 // and snapshots (a shortcut for startup, never needed) are not written.
 // So a flood never leaves the daemon unable to record a failure or to start.
 //
-// Judged by statvfs each tick (10 times a second), never per request: a
-// user's budget (LogBudget.swift) bounds what can be written in between.
+// Judged by statvfs each tick (10 times a second), and at the end of a loop
+// turn once `judgeEveryRecords` records were appended since the last look,
+// never per request: without a user's budget (LogBudget.swift,
+// UserEventRate=0) a fast pipelined flood can write megabytes between two
+// ticks, so the count bounds what can land unjudged (records are at most a
+// few KiB, S-48's caps) at one compare per turn.
 import Glibc
 import LocalAuthSystem
 
@@ -25,9 +29,18 @@ enum FreeSpace {
 extension Server {
     var logDirectory: String { configuration.daemon.stateDirectory + "/log" }
 
+    /// Records that may be appended between two looks at the free space.
+    static let judgeEveryRecords: UInt64 = 256
+
+    /// End of a loop turn: look now if many records went in since the last look.
+    func judgeSpaceReserveIfMuchWasAppended() {
+        if authenticator.recorder.lastSeq &- limits.spaceJudgedAtSeq >= Server.judgeEveryRecords { judgeSpaceReserve() }
+    }
+
     /// In the tick: is the log's file system below the reserve? A change
     /// is journaled once each way.
     func judgeSpaceReserve() {
+        limits.spaceJudgedAtSeq = authenticator.recorder.lastSeq
         let reserve = Int64(configuration.log.reserveSpace)
         guard reserve > 0, let free = FreeSpace.available(at: logDirectory) else {
             if limits.spaceLow { limits.spaceLow = false }

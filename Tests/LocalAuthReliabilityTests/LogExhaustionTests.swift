@@ -192,6 +192,15 @@ final class LogExhaustionTests: ReliabilityTestCase {
         guard let refusal else { return XCTFail("\(sets) property sets filled no reserve") }
         XCTAssertProtocolError(refusal, "unavailable", "the attacker is told the disk is nearly full")
         XCTAssertTrue(refusal["message"]?.contains("nearly full") == true, "\(refusal)")
+        // The reserve held: a pipelined flood with no event budget cannot run
+        // far into it between two looks at the free space (a release daemon
+        // once wrote all 20,000 sets between two ticks). 256 records of at
+        // most ~1 KiB may land unjudged, plus one turn's lines and the next
+        // segment's 1M preallocation: well under 2 MiB.
+        var info = statvfs()
+        XCTAssertEqual(statvfs(state, &info), 0)
+        let free = Int64(info.f_bavail) * Int64(info.f_frsize)
+        XCTAssertGreaterThan(free, 4 << 20, "the flood ran \((6 << 20) - free) bytes into the 6M reserve after \(sets) sets")
         // Another unprivileged user gets an answer, not silence.
         XCTAssertProtocolError(try daemon.connect(asUID: bystanderUID).request("b new"), "unavailable")
         // A failure is recorded and revealed; an admin action is recorded.
