@@ -8,12 +8,26 @@ import Glibc
 public enum Accounts {
     public static func currentUID() -> UInt32 { getuid() }
 
-    /// The gid of group `name`, or nil when there is no such group.
+    /// The gid of group `name`, or nil when there is no such group. As
+    /// chown(1) does, a name that no group has but that is a gid in
+    /// canonical decimal (no sign, no leading zero, not (gid_t)-1) is that
+    /// gid: `AdminGroup=27` means gid 27 (the configuration's words are
+    /// "a group name or number").
     public static func groupID(named name: String) throws(SystemError) -> UInt32? {
         var group = Glibc.group()
         var found: UnsafeMutablePointer<Glibc.group>?
         try withLookupBuffer("getgrnam_r") { buffer in getgrnam_r(name, &group, buffer.baseAddress!, buffer.count, &found) }
-        return found.map { $0.pointee.gr_gid }
+        if let found { return found.pointee.gr_gid }
+        return numericGroupID(name)
+    }
+
+    /// `text` as a gid in canonical decimal, or nil.
+    static func numericGroupID(_ text: String) -> UInt32? {
+        let digits = Array(text.utf8)
+        guard !digits.isEmpty, digits.count <= 10, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+              digits.count == 1 || digits[0] != 0x30,
+              let value = UInt32(text), value != UInt32.max else { return nil }
+        return value
     }
 
     /// The name of group `gid`, or nil when there is no such group.

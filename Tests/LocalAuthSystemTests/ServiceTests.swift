@@ -63,6 +63,19 @@ final class AccountsTests: XCTestCase {
         XCTAssertEqual(Accounts.currentUID(), getuid())
     }
 
+    /// "a group name or number": a gid in canonical decimal is that gid
+    /// when no group is named so (as chown(1) reads it); anything else that
+    /// names no group is no group.
+    func testAGroupNumberIsItsGidAndOnlyInCanonicalDecimal() throws {
+        XCTAssertEqual(try Accounts.groupID(named: "0"), 0)
+        XCTAssertTrue(try Accounts.isMember(uid: 0, ofGroupNamed: "0"))
+        XCTAssertEqual(try Accounts.groupID(named: "4000000000"), 4_000_000_000)
+        XCTAssertFalse(try Accounts.isMember(uid: 0, ofGroupNamed: "4000000000"))
+        for text in ["00", "01", "+1", "-1", "1 ", " 1", "4294967295", "4294967296", "99999999999", "0x10", "", "1e3"] {
+            XCTAssertNil(try Accounts.groupID(named: text), "\(text.debugDescription) is not a gid")
+        }
+    }
+
     func testSupplementaryGroupsCount() throws {
         // nobody (65534) is in nogroup as its primary group on Debian.
         guard let nobody = try Accounts.user(uid: 65534) else { throw XCTSkip("no uid 65534") }
