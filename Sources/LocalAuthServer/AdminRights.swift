@@ -14,7 +14,12 @@
 // asked again while it still stands (and at connect time, before the first
 // request), so a steady flow of admin requests never waits. A lookup that
 // takes longer than `lookupLimit` answers "not a member" (fail closed, for
-// one cache lifetime): nothing waits for NSS forever.
+// one cache lifetime): nothing waits for NSS forever. The requests that
+// waited for a lookup are judged by its answer however old it is when it
+// comes (`delivered`, until the server has run them): filed as of when it
+// was asked, an answer slower than cacheLifetime would otherwise be stale
+// on arrival, and its waiters would park again and ask again forever
+// (a slow sssd or LDAP, or a queue of other users' lookups ahead of it).
 
 import LocalAuthCore
 
@@ -32,10 +37,13 @@ struct AdminRights<Waiter> {
     /// Lookups asked and not answered: their group and when they were asked.
     private(set) var inFlight: [UserID: (group: String, askedAt: UInt64)] = [:]
     private var waiters: [UserID: [Waiter]] = [:]
+    /// Answers handed to their waiters, for those waiters' judgement only
+    /// (`servedWaiters` forgets them once the server ran the waiters).
+    private var delivered: [UserID: Bool] = [:]
 
     /// Forgets every answer (AdminGroup may have changed: a reload). An
     /// answer to a lookup of another group is not kept when it comes.
-    mutating func forget() { cache.removeAll() }
+    mutating func forget() { cache.removeAll(); delivered.removeAll() }
 
     /// The verdict at `now`, and the group to look `uid` up in when a lookup
     /// must start (none known, or the known one is older than refreshAge,
@@ -43,6 +51,7 @@ struct AdminRights<Waiter> {
     mutating func judge(_ uid: UserID, daemonUID: UserID, group: String?, now: UInt64) -> (verdict: Verdict, ask: String?) {
         if uid == 0 || uid == daemonUID { return (.administrator, nil) }
         guard let group, !group.isEmpty else { return (.notAdministrator, nil) }
+        if let member = delivered[uid] { return (member ? .administrator : .notAdministrator, nil) }
         var verdict = Verdict.unknown
         var age = UInt64.max
         if let known = cache[uid], now >= known.at, now - known.at < Self.cacheLifetime {
@@ -69,7 +78,16 @@ struct AdminRights<Waiter> {
             if cache.count >= 4096 { cache.removeAll() }  // bounded: one entry per uid seen recently
             cache[uid] = (member, asked.askedAt)
         }
-        return waiters.removeValue(forKey: uid) ?? []
+        guard let released = waiters.removeValue(forKey: uid) else { return [] }
+        // For a changed group the waiters are judged again against the new one.
+        if group == configured { delivered[uid] = member }
+        return released
+    }
+
+    /// The waiters released by `answered` have run: their answers stop
+    /// standing in for the cache.
+    mutating func servedWaiters() {
+        if !delivered.isEmpty { delivered.removeAll() }
     }
 
     /// Lookups older than lookupLimit end as "not a member" (kept for one

@@ -203,6 +203,7 @@ final class Server {
                 }
             }
             if !resumable.isEmpty { resumeParkedRequests() }
+            adminRights.servedWaiters()
             notifyWatchers()
             writeLog()
             judgeSpaceReserveIfMuchWasAppended()

@@ -45,6 +45,27 @@ final class AdminRightsTests: XCTestCase {
         XCTAssertFalse(rights.hasWaiters)
     }
 
+    /// Red team, 2 December: NSS slower than the cache lifetime parked
+    /// every admin request forever (answer filed as of its asking, stale on
+    /// arrival, the waiter parked and asked again).
+    func test_S51_givenALookupSlowerThanTheCacheLifetime_whenItsAnswerComes_thenItsWaitersAreJudgedByIt() {
+        for member in [true, false] {
+            var rights = Rights()
+            XCTAssertEqual(rights.judge(alice, daemonUID: daemon, group: "wheel", now: 0).ask, "wheel")
+            rights.wait(alice, "r1")
+            XCTAssertEqual(rights.answered(alice, group: "wheel", member: member, configured: "wheel"), ["r1"])
+            // The waiter runs 3 s after the asking: the answer still decides it, and nothing is asked.
+            let judged = rights.judge(alice, daemonUID: daemon, group: "wheel", now: 3 * second)
+            XCTAssertEqual(judged.verdict, member ? .administrator : .notAdministrator)
+            XCTAssertNil(judged.ask)
+            // Once the waiters ran, the stale answer no longer stands: a new request asks again.
+            rights.servedWaiters()
+            let later = rights.judge(alice, daemonUID: daemon, group: "wheel", now: 3 * second)
+            XCTAssertEqual(later.verdict, .unknown)
+            XCTAssertEqual(later.ask, "wheel")
+        }
+    }
+
     func test_S51_aNonMemberIsRefused_andOtherUsersAreJudgedApart() {
         var rights = Rights()
         _ = rights.judge(alice, daemonUID: daemon, group: "wheel", now: 0)
