@@ -134,9 +134,6 @@ extension Server {
     /// the request go (can-evaluate's in-place path calls it).
     func loggedRequestRefusal(_ connection: Connection, events: Int) -> ProtocolError? {
         if isExemptFromLimits(connection) { return nil }
-        // Judged where records are admitted too: one loop turn can read
-        // thousands of pipelined requests (F-15, red team 2 December).
-        judgeSpaceReserveIfMuchWasAppended()
         if limits.spaceLow {
             limits.refusedForSpace += 1
             return ProtocolError(.unavailable,

@@ -223,42 +223,6 @@ final class LogExhaustionTests: ReliabilityTestCase {
         assertLogVerifies(state, allowTornTail: false, "after the flood and a restart")
     }
 
-    /// Red team, 2 December: 64 connections of one uid, each with 1000
-    /// pipelined sets in one write, filled a 3M file system past a 2M
-    /// reserve until the log failed: one loop turn reads thousands of
-    /// requests, so a look per turn was not enough; the reserve is judged
-    /// where records are admitted (every 256 records).
-    func test_S48_manyConnectionsPipeliningAtOnceDoNotRunThroughTheReserve() throws {
-        let mount = try tinyFilesystem("3m")
-        let state = mount.path + "/mnt/state"
-        let daemon = try startDaemon(configuration: configuration(log: ["UserEventRate=0", "ReserveSpace=2M", "SegmentSize=256K"]),
-                                     stateDirectory: state)
-        let admin = try daemon.connect()
-        var attackers: [(Client, String)] = []
-        for _ in 0..<64 {
-            let attacker = try daemon.connect(asUID: attackerUID)
-            attackers.append((attacker, try newContext(attacker)))
-        }
-        let value = String(repeating: "y", count: 200)
-        // Every connection's 300 lines (its replies fit in its socket
-        // buffer) are written before any reply is read.
-        for (index, (attacker, ctx)) in attackers.enumerated() {
-            let lines = (0..<300).map { "f\(index)-\($0) set ctx=\(ctx) localized-reason=\(value)\($0 % 10)\n" }.joined()
-            try attacker.sendRaw(Array(lines.utf8))
-        }
-        var refused = 0
-        for (index, (attacker, _)) in attackers.enumerated() {
-            for line in 0..<300 where try attacker.next(tag: "f\(index)-\(line)").status != .ok { refused += 1 }
-        }
-        XCTAssertGreaterThan(refused, 0, "19,200 sets on a 3M file system were all accepted")
-        // The log did not fail: an administrator's action still records.
-        XCTAssertOK(try admin.request("r1 reset uid=\(attackerUID)"))
-        XCTAssertEqual(try logged(daemon, .userReset, uid: attackerUID), 1)
-        var info = statvfs()
-        XCTAssertEqual(statvfs(state, &info), 0)
-        XCTAssertGreaterThan(Int64(info.f_bavail) * Int64(info.f_frsize), 1 << 20, "the flood ran far into the 2M reserve")
-    }
-
     // MARK: - Memory (item 11)
 
     func test_memoryOfManyContextsReturnsWhenTheirConnectionsClose() throws {
