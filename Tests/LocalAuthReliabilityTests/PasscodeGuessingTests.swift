@@ -168,10 +168,13 @@ final class PasscodeGuessingTests: ReliabilityTestCase {
         // The flood is in: wait until its first answers come (observable), then ask for the victim.
         _ = try flooder.next()
         XCTAssertLessThanOrEqual(try stat(admin, "passcode-queued"), Limits.passcodeJobsPerUser, "one user queued more than the cap")
-        let before = try stat(admin, "log-seq")
+        // The count starts when the daemon reads the victim's request, not
+        // when this process asks (under load, flooder jobs finish between
+        // the two): a context created in the same write marks it in the log.
         let victimAdmin = try daemon.connect()
-        let answer = try victimAdmin.request("v1 set-passcode uid=\(victim) secret=\(Secrets.make("V1ctimNew"))")
-        XCTAssertOK(answer)
+        try victimAdmin.sendRaw(Array("m new\nv1 set-passcode uid=\(victim) secret=\(Secrets.make("V1ctimNew"))\n".utf8))
+        guard let marker = try victimAdmin.next(tag: "m")["ctx"] else { return XCTFail("new gave no ctx") }
+        XCTAssertOK(try victimAdmin.next(tag: "v1"))
         var busy = 0
         var answered = 1
         while answered < 200 {
@@ -180,6 +183,9 @@ final class PasscodeGuessingTests: ReliabilityTestCase {
         }
         XCTAssertGreaterThanOrEqual(busy, 190, "the flooder's queue was not capped")
         let log = try LogContents(stateDirectory: daemon.stateDirectory)
+        guard let before = log.events.first(where: {
+            if case .contextCreated(0, let ctx, _, _) = $0.body { return ctx.description == marker } else { return false }
+        })?.seq else { return XCTFail("the marker context \(marker) is not in the log") }
         guard let victimSeq = log.events.first(where: {
             if case .passcodeChanged(victim, true, 0) = $0.body { return $0.seq > before } else { return false }
         })?.seq else { return XCTFail("the victim's change is not in the log") }
