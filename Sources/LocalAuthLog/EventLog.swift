@@ -232,6 +232,14 @@ public final class EventLog: Sendable {
     /// Every seq up to this one is on disk (fdatasync'd). Only grows.
     public var durableSeq: UInt64 { writer?.durable.load(ordering: .acquiring) ?? recovery.lastSeq }
 
+    /// Bytes of file system space that the records appended since open will
+    /// take once written, counted at append (SpaceClaim.swift): never less
+    /// than what the log's files grow by, preallocation, new segments and
+    /// their seals included. Free space seen by statvfs at some moment when
+    /// everything appended was written, minus how much this grew since, is
+    /// an estimate of the free space that errs low (the daemon's reserve).
+    public var bytesClaimed: Int64 { writer?.claimed.load(ordering: .relaxed) ?? 0 }
+
     /// The last seq appended (durable or not).
     public var lastSeq: UInt64 { writer?.appended.load(ordering: .acquiring) ?? recovery.lastSeq }
 

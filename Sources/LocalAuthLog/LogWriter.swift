@@ -49,6 +49,7 @@ extension LogWriter.State {
             segment = seq
             segmentEnd = SegmentHeader.size
             index.addSegment(seq)
+            space.newSegment(headerSize: SegmentHeader.size)
         } else if current == nil {
             current = PendingChunk(segment: segment, createsSegment: false, offset: segmentEnd, bytes: takeSpare(), lastSeq: seq)
         }
@@ -59,6 +60,7 @@ extension LogWriter.State {
         current!.lastSeq = seq
         if indexing { index.add(keys, offset: segmentEnd) }
         segmentEnd += size
+        space.extend(to: segmentEnd)
         nextSeq = seq + 1
         return seq
     }
@@ -112,6 +114,8 @@ final class LogWriter: Sendable {
         var demand: UInt64
         /// The sync thread has been asked to look since it last did.
         var kicked = false
+        /// File system space the appended records will take (SpaceClaim.swift).
+        var space = SpaceClaim(allocated: 0, step: 0)
     }
 
     static let work = 0
@@ -125,6 +129,8 @@ final class LogWriter: Sendable {
     let appended: Atomic<UInt64>
     /// The last seq on the file (pwrite done).
     let written: Atomic<UInt64>
+    /// `State.space.total`, for the owner to read without the lock.
+    let claimed: Atomic<Int64>
     let segmentSize: Int
     let policy: SyncPolicy
     let indexing: Bool
@@ -148,6 +154,7 @@ final class LogWriter: Sendable {
         durable = Atomic(lastSeq)
         appended = Atomic(lastSeq)
         written = Atomic(lastSeq)
+        claimed = Atomic(0)
         self.segmentSize = max(segmentSize, SegmentHeader.size + RecordFormat.headerSize)
         self.policy = policy
         self.indexing = indexing
@@ -160,9 +167,13 @@ final class LogWriter: Sendable {
             file.close()
             throw error
         }
+        // Claims start from the open segment's size on the file (zeros a
+        // previous writer preallocated included).
+        let space = SpaceClaim(allocated: files.allocated, step: files.preallocation)
         appender = Mutex(files)
         self.onDurable = onDurable
         self.onFailure = onFailure
+        lock.withLock { lock.state.space = space }
         var handle = pthread_t()
         let started = pthread_create(&handle, nil, { argument in
             let writer = Unmanaged<LogWriter>.fromOpaque(argument!).takeRetainedValue()
@@ -181,6 +192,8 @@ final class LogWriter: Sendable {
         // One access to the guarded state for the whole append.
         let seq = try lock.state.append(time: time, keys: keys, payload: payload, size: size, segmentSize: segmentSize)
         appended.store(seq, ordering: .releasing)
+        // Read on the owner's thread only (the one appending): relaxed.
+        claimed.store(lock.state.space.total, ordering: .relaxed)
         if policy == .eachAppend { demandLocked(seq) }
         return seq
     }

@@ -24,4 +24,13 @@ protocol EventRecorder: AnyObject {
     var lastSeq: UInt64 { get }
     /// Why the log refuses events (a disk full, an I/O error), or nil.
     var failure: String? { get }
+    /// File system space the appended events will take once written, a
+    /// running total that never undercounts (`EventLog.bytesClaimed`): the
+    /// space reserve's estimate between two looks (SpaceReserve.swift).
+    var bytesClaimed: Int64 { get }
+}
+
+extension EventRecorder {
+    /// A recorder that writes no file (tests, the simulator) claims nothing.
+    var bytesClaimed: Int64 { 0 }
 }

@@ -70,8 +70,11 @@ final class UserAllowance {
 struct LogLimits {
     var allowances: [UserID: UserAllowance] = [:]
     /// Free space on the log's file system is below `[Log] ReserveSpace=`
-    /// (SpaceReserve.swift; judged each tick, and after many appended records).
+    /// (SpaceReserve.swift; looked at each tick and after many appended
+    /// records, estimated at each admission in between).
     var spaceLow = false
+    /// The last look at the free space, the estimate's base.
+    var spaceLook = SpaceLook()
     /// The log's last seq when the free space was last judged.
     var spaceJudgedAtSeq: UInt64 = 0
     /// Refusals, for `stats`.
@@ -134,7 +137,7 @@ extension Server {
     /// the request go (can-evaluate's in-place path calls it).
     func loggedRequestRefusal(_ connection: Connection, events: Int) -> ProtocolError? {
         if isExemptFromLimits(connection) { return nil }
-        if limits.spaceLow {
+        if reserveIsReached() {
             limits.refusedForSpace += 1
             return ProtocolError(.unavailable,
                 "The disk holding the event log is nearly full (less than ReserveSpace=\(configuration.log.reserveSpace) bytes free); "

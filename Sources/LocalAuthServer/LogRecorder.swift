@@ -60,6 +60,7 @@ final class LogRecorder: EventRecorder {
 
     var durableSeq: UInt64 { log.durableSeq }
     var lastSeq: UInt64 { log.lastSeq }
+    var bytesClaimed: Int64 { log.bytesClaimed }
     var failure: String? { failureFlag.value }
 }
 

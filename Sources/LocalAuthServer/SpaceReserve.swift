@@ -7,12 +7,17 @@
 // and snapshots (a shortcut for startup, never needed) are not written.
 // So a flood never leaves the daemon unable to record a failure or to start.
 //
-// Judged by statvfs each tick (10 times a second), and at the end of a loop
-// turn once `judgeEveryRecords` records were appended since the last look,
-// never per request: without a user's budget (LogBudget.swift,
-// UserEventRate=0) a fast pipelined flood can write megabytes between two
-// ticks, so the count bounds what can land unjudged (records are at most a
-// few KiB, S-48's caps) at one compare per turn.
+// Judged at admission against an ESTIMATE (F-16): the free space statvfs gave
+// at the last look minus the space the log claimed since (EventLog's
+// `bytesClaimed`: preallocation steps and new segments as the log will write
+// them, nothing for records landing in zeros already allocated). What a loop
+// turn appends reaches the file, and statvfs, only at the turn's end, and one
+// turn can read thousands of pipelined requests from hundreds of
+// connections: a look per tick, or even per request, would not see them.
+// The estimate sees each record as it is appended, at one load and compare
+// per admitted request. The looks (statvfs) correct it: each tick, and at
+// the end of a turn after `judgeEveryRecords` records, both when everything
+// appended was just written (the tick's flush, the turn's writeLog).
 import Glibc
 import LocalAuthSystem
 
@@ -26,6 +31,14 @@ enum FreeSpace {
     }
 }
 
+/// The last look at the free space, for the estimate between looks.
+struct SpaceLook {
+    /// Free bytes then (nil: no reserve, or statvfs failed: nothing is refused for space).
+    var free: Int64?
+    /// The log's `bytesClaimed` then.
+    var claimed: Int64 = 0
+}
+
 extension Server {
     var logDirectory: String { configuration.daemon.stateDirectory + "/log" }
 
@@ -37,22 +50,44 @@ extension Server {
         if authenticator.recorder.lastSeq &- limits.spaceJudgedAtSeq >= Server.judgeEveryRecords { judgeSpaceReserve() }
     }
 
-    /// In the tick: is the log's file system below the reserve? A change
-    /// is journaled once each way.
+    /// A look (the tick, or after many records): the free space now, by
+    /// statvfs, once everything appended is on the file.
     func judgeSpaceReserve() {
         limits.spaceJudgedAtSeq = authenticator.recorder.lastSeq
         let reserve = Int64(configuration.log.reserveSpace)
+        // Read before statvfs: a byte written in between is counted twice
+        // (refusing early), never missed.
+        let claimed = authenticator.recorder.bytesClaimed
         guard reserve > 0, let free = FreeSpace.available(at: logDirectory) else {
-            if limits.spaceLow { limits.spaceLow = false }
+            limits.spaceLook = SpaceLook()
+            noteSpaceLow(false, free: nil, reserve: reserve)
             return
         }
-        let low = free < reserve
+        limits.spaceLook = SpaceLook(free: free, claimed: claimed)
+        noteSpaceLow(free < reserve, free: free, reserve: reserve)
+    }
+
+    /// At admission of an unprivileged routine request: is the reserve
+    /// reached, by the estimate? Sticks until the next look says otherwise.
+    func reserveIsReached() -> Bool {
+        if limits.spaceLow { return true }
+        guard let free = limits.spaceLook.free else { return false }
+        // Clamped: a log reopened after a failure starts its count again.
+        let estimate = free - max(0, authenticator.recorder.bytesClaimed - limits.spaceLook.claimed)
+        let reserve = Int64(configuration.log.reserveSpace)
+        guard estimate < reserve else { return false }
+        noteSpaceLow(true, free: estimate, reserve: reserve)
+        return true
+    }
+
+    /// A change is journaled once each way.
+    private func noteSpaceLow(_ low: Bool, free: Int64?, reserve: Int64) {
         guard low != limits.spaceLow else { return }
         limits.spaceLow = low
         if low {
-            DaemonLog.error("Less than ReserveSpace=\(reserve) bytes free for the event log (\(free) left): "
+            DaemonLog.error("Less than ReserveSpace=\(reserve) bytes free for the event log (\(free ?? 0) left): "
                 + "refusing unprivileged users' routine requests; failures, administrators and starts still record.")
-        } else {
+        } else if let free {
             DaemonLog.notice("The event log's file system has \(free) bytes free again (ReserveSpace=\(reserve)): serving everyone.")
         }
     }
