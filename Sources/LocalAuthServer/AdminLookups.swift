@@ -7,9 +7,12 @@ import LocalAuthProtocol
 import LocalAuthSystem
 
 /// An AdminGroup lookup: the uid, in the group of that name.
-struct GroupQuery: Sendable {
+struct GroupQuery: Sendable, Equatable {
     let uid: UserID
     let group: String
+    /// Which lookup this is (AdminRights numbers them): its answer counts
+    /// only while this one is in flight.
+    let seq: UInt64
 }
 
 extension Server {
@@ -23,7 +26,7 @@ extension Server {
     func adminVerdict(_ connection: Connection) -> AdminRights<ParkedRequest>.Verdict {
         let judged = adminRights.judge(connection.peer.uid, daemonUID: daemonUID,
                                        group: configuration.daemon.adminGroup, now: MonotonicClock.nowNanos())
-        if let group = judged.ask { adminLookups.ask(GroupQuery(uid: connection.peer.uid, group: group)) }
+        if let query = judged.ask { adminLookups.ask(query) }
         if judged.verdict != .unknown { connection.isAdmin = judged.verdict == .administrator }
         // A clean stop answers what waits: unknown is no right (fail closed).
         if judged.verdict == .unknown && stopping { return .notAdministrator }
@@ -51,8 +54,7 @@ extension Server {
     /// at the end of this turn.
     func collectAdminLookups() {
         for (query, member) in adminLookups.collect() {
-            resumable += adminRights.answered(query.uid, group: query.group, member: member,
-                                              configured: configuration.daemon.adminGroup)
+            resumable += adminRights.answered(query, member: member, configured: configuration.daemon.adminGroup)
         }
     }
 

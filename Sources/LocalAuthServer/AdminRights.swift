@@ -20,6 +20,10 @@
 // was asked, an answer slower than cacheLifetime would otherwise be stale
 // on arrival, and its waiters would park again and ask again forever
 // (a slow sssd or LDAP, or a queue of other users' lookups ahead of it).
+// Each lookup is numbered (GroupQuery.seq): an answer is taken only for the
+// lookup in flight with its number, so the late answer of a lookup that
+// expired is never taken for a newer lookup of the same uid and group, nor
+// handed to that lookup's waiters (its membership may be minutes old).
 
 import LocalAuthCore
 
@@ -34,8 +38,10 @@ struct AdminRights<Waiter> {
     enum Verdict: Equatable { case administrator, notAdministrator, unknown }
 
     private var cache: [UserID: (member: Bool, at: UInt64)] = [:]
-    /// Lookups asked and not answered: their group and when they were asked.
-    private(set) var inFlight: [UserID: (group: String, askedAt: UInt64)] = [:]
+    /// Lookups asked and not answered: their group, when they were asked, and their number.
+    private(set) var inFlight: [UserID: (group: String, askedAt: UInt64, seq: UInt64)] = [:]
+    /// The number of the last lookup asked.
+    private var lastSeq: UInt64 = 0
     private var waiters: [UserID: [Waiter]] = [:]
     /// Answers handed to their waiters, for those waiters' judgement only
     /// (`servedWaiters` forgets them once the server ran the waiters).
@@ -45,10 +51,10 @@ struct AdminRights<Waiter> {
     /// answer to a lookup of another group is not kept when it comes.
     mutating func forget() { cache.removeAll(); delivered.removeAll() }
 
-    /// The verdict at `now`, and the group to look `uid` up in when a lookup
-    /// must start (none known, or the known one is older than refreshAge,
-    /// and none in flight). Root and the daemon's uid need no lookup.
-    mutating func judge(_ uid: UserID, daemonUID: UserID, group: String?, now: UInt64) -> (verdict: Verdict, ask: String?) {
+    /// The verdict at `now`, and the lookup to start when one must (none
+    /// known, or the known one is older than refreshAge, and none in
+    /// flight). Root and the daemon's uid need no lookup.
+    mutating func judge(_ uid: UserID, daemonUID: UserID, group: String?, now: UInt64) -> (verdict: Verdict, ask: GroupQuery?) {
         if uid == 0 || uid == daemonUID { return (.administrator, nil) }
         guard let group, !group.isEmpty else { return (.notAdministrator, nil) }
         if let member = delivered[uid] { return (member ? .administrator : .notAdministrator, nil) }
@@ -59,8 +65,9 @@ struct AdminRights<Waiter> {
             age = now - known.at
         }
         guard inFlight[uid] == nil, age >= Self.refreshAge else { return (verdict, nil) }
-        inFlight[uid] = (group, now)
-        return (verdict, group)
+        lastSeq += 1
+        inFlight[uid] = (group, now, lastSeq)
+        return (verdict, GroupQuery(uid: uid, group: group, seq: lastSeq))
     }
 
     /// `waiter` waits for the lookup of `uid` in flight.
@@ -69,10 +76,13 @@ struct AdminRights<Waiter> {
     }
 
     /// A lookup's answer (a failed lookup is "not a member": S-51 grants
-    /// nothing on failure), kept as of when it was asked if `group` is still
-    /// the configured one; returns the waiters to judge again.
-    mutating func answered(_ uid: UserID, group: String, member: Bool, configured: String?) -> [Waiter] {
-        guard let asked = inFlight[uid], asked.group == group else { return [] }
+    /// nothing on failure), kept as of when it was asked if its group is
+    /// still the configured one; returns the waiters to judge again. The
+    /// answer of a lookup that is no longer in flight (expired, perhaps
+    /// asked again since) is dropped.
+    mutating func answered(_ query: GroupQuery, member: Bool, configured: String?) -> [Waiter] {
+        let uid = query.uid, group = query.group
+        guard let asked = inFlight[uid], asked.seq == query.seq, asked.group == group else { return [] }
         inFlight[uid] = nil
         if group == configured {
             if cache.count >= 4096 { cache.removeAll() }  // bounded: one entry per uid seen recently
