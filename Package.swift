@@ -107,7 +107,7 @@ let package = Package(
         ]),
         // S-43 against the real fprintd (virtual device, private bus); skips without it.
         // It also reads hostile D-Bus messages with the server's parsers (@testable).
-        .testTarget(name: "LocalAuthServerTests", dependencies: ["LocalAuthCore", "LocalAuthServer"]),
+        .testTarget(name: "LocalAuthServerTests", dependencies: ["LocalAuthCore", "LocalAuthLog", "LocalAuthServer"]),
         .testTarget(name: "LocalAuthFprintdTests", dependencies: [
             "LocalAuthProtocol", "LocalAuthSystem", "LocalAuthCore", "LocalAuthServer", "LocalAuthTestSupport",
         ]),

@@ -171,6 +171,11 @@ public enum EventBody: Sendable, Equatable {
     case rightRemoved(uid: UserID, identifier: String, requirement: RightRequirement)
     case rightAuthorized(uid: UserID, ctx: ContextID, identifier: String, method: SuccessMethod)
     case rightSecretRead(uid: UserID, ctx: ContextID, identifier: String)
+    /// S-48, S-19: identical policy checks that followed each other with
+    /// nothing recorded between them, in one record (kind 33; the daemon's
+    /// LogRecorder coalesces a loop turn's repeats). Folds exactly as
+    /// `count` policy-checked events would (RepeatedChecks.swift).
+    case policyCheckedRepeatedly(RepeatedChecks)
 
     /// AUDIT.md's `type`, one string per kind.
     public var name: String { kind.name }
@@ -209,6 +214,7 @@ public enum EventBody: Sendable, Equatable {
         case .rightRemoved: return .rightRemoved
         case .rightAuthorized: return .rightAuthorized
         case .rightSecretRead: return .rightSecretRead
+        case .policyCheckedRepeatedly: return .policyCheckedRepeatedly
         }
     }
 
@@ -227,6 +233,8 @@ public enum EventBody: Sendable, Equatable {
              .passcodeRefused(let uid, _, _, _), .rightSaved(let uid, _, _), .rightRemoved(let uid, _, _),
              .rightAuthorized(let uid, _, _, _), .rightSecretRead(let uid, _, _):
             return uid
+        case .policyCheckedRepeatedly(let checks):
+            return checks.uid
         }
     }
 
@@ -242,6 +250,8 @@ public enum EventBody: Sendable, Equatable {
             return ctx
         case .rightAuthorized(_, let ctx, _, _), .rightSecretRead(_, let ctx, _):
             return ctx
+        case .policyCheckedRepeatedly(let checks):
+            return checks.ctx
         case .passcodeAccepted(_, let ctx, _), .passcodeRejected(_, let ctx, _, _), .passcodeRefused(_, let ctx, _, _):
             return ctx
         default:
@@ -326,6 +336,7 @@ public enum EventKind: UInt16, Sendable, CaseIterable {
     case rightRemoved = 30
     case rightAuthorized = 31
     case rightSecretRead = 32
+    case policyCheckedRepeatedly = 33
 
     public var name: String {
         switch self {
@@ -361,6 +372,9 @@ public enum EventKind: UInt16, Sendable, CaseIterable {
         case .rightRemoved: return "right-removed"
         case .rightAuthorized: return "right-authorized"
         case .rightSecretRead: return "right-secret-read"
+        // `localauthctl log` shows it as `policy-checked` with its count and
+        // time range (AUDIT.md's type for every check, S-19).
+        case .policyCheckedRepeatedly: return "policy-checked-repeatedly"
         }
     }
 

@@ -24,6 +24,17 @@ extension AuthState {
                   succeeded: check.result == nil)
     }
 
+    /// A check identical to the one folded last, with nothing folded since,
+    /// that the recorder counted into that check's record (kind 33,
+    /// RepeatedChecks.swift): the record is counted already and the context
+    /// already holds what the check sets (the fold of a check is idempotent:
+    /// it sets the sensor type and the user's token, and nothing changed
+    /// them since), so only the clock's high-water mark moves. Replaying the
+    /// record gives the same state (`test_S19_repeatedChecksFoldAsTheirCount`).
+    public mutating func applyRepeated(_ check: borrowing PolicyCheck, time: Int64) {
+        clockHighWater = max(clockHighWater, time)
+    }
+
     /// The fold of policy-checked (S-17, S-19), for both forms of `apply`:
     /// one hash lookup, the context's fields set in place through `values`
     /// (`contexts[ctx]?.x = …` looks up and moves the whole ContextState out
@@ -77,6 +88,12 @@ extension AuthState {
             dropUserIfEmpty(uid)
         case .policyChecked(let uid, let ctx, let policy, let biometry, let result, _):
             foldCheck(uid: uid, ctx: ctx, policy: policy, biometry: biometry, succeeded: result == nil)
+        case .policyCheckedRepeatedly(let checks):
+            // As `count` policy-checked events: the same fold each time
+            // (idempotent), the clock at the last one's time (the event's);
+            // `eventCount` counts records, so it moved by one above.
+            foldCheck(uid: checks.uid, ctx: checks.ctx, policy: checks.policy, biometry: checks.biometry,
+                      succeeded: checks.result == nil)
         case .evaluationStarted(_, let ctx, let eval, let policy, let reason):
             contexts[ctx]?.lastEvaluation = eval
             contexts[ctx]?.evaluation = Evaluation(id: eval, policy: policy, reason: reason)

@@ -67,6 +67,14 @@ final class Authenticator {
         case .success(let check):
             let seq: UInt64
             do { seq = try recorder.record(check, time: now) } catch { return .failure(.unavailable("\(error)")) }
+            // The recorder counted it into the previous check's record (the
+            // same seq: kind 33, CheckRun.swift): folded as a repeat, and
+            // observed with that record already.
+            if seq == lastCheckSeq {
+                state.applyRepeated(check, time: now)
+                return .success(check)
+            }
+            lastCheckSeq = seq
             // Folded from the check's fields (the same fold as the event's);
             // policy-checked is never durable-before-reply: no gate moves.
             state.apply(check, time: now)
@@ -96,6 +104,8 @@ final class Authenticator {
         case unavailable(String)
     }
 
+    /// The seq the recorder gave the last check (`canEvaluate`).
+    private var lastCheckSeq: UInt64 = 0
     /// The seq the log gave the event being decided (`record`, then `folded`).
     private var recordedSeq: UInt64 = 0
     /// Why the log refused the last decision's event, if it did.

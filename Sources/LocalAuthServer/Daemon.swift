@@ -252,7 +252,7 @@ public enum Daemon {
             try? log.close()
             throw StoreError("the event log ends in an unfinished write after open (\(torn)); refusing to start")
         }
-        let recorder = LogRecorder(log: log, failure: failure)
+        let recorder = LogRecorder(log: log, failure: failure, snapshotEvery: UInt64(configuration.log.snapshotEvery))
         let authenticator = Authenticator(state: loaded.state, recorder: recorder)
         DaemonLog.reportRepair(log, lastSeq: recorder.lastSeq)
         let bootID = (try? Systemd.bootID()) ?? ""

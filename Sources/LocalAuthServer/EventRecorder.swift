@@ -9,7 +9,11 @@ protocol EventRecorder: AnyObject {
     func record(_ event: Event) throws -> UInt64
     /// `record(Event(time: time, check.event))`, without making the event:
     /// the payload written straight from the check's fields (every
-    /// can-evaluate records one).
+    /// can-evaluate records one). A recorder may count a check identical to
+    /// the one it recorded last, with nothing recorded since, into that
+    /// check's record (kind 33, CheckRun.swift): it then returns the same
+    /// seq, and the caller folds the check as a repeat. Such a record is
+    /// appended before anything else and by `flush`, and `lastSeq` counts it.
     func record(_ check: PolicyCheck, time: Int64) throws -> UInt64
     /// Writes what was appended to the log's file (it then survives the
     /// process being killed) and asks for an fdatasync through `seq` if it

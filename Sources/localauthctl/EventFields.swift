@@ -32,6 +32,10 @@ enum EventFields {
                           ("result", .string(result?.wireName ?? "ok"))]
             if let reason { fields.append(("reason", .string(reason))) }
             return fields
+        case .policyCheckedRepeatedly(let checks):
+            // Shown as the policy-checked each check is, with its count; the
+            // printer adds the time range (the record keeps its span).
+            return fields(checks.check) + [("count", .number(checks.count))]
         case .evaluationStarted(let u, let c, let e, let policy, let reason):
             return [uid(u), ctx(c), eval(e), ("policy", .number(policy.rawValue)), ("reason", .string(reason))]
         case .promptShown(let u, let c, let e, let prompt):

@@ -195,6 +195,12 @@ struct EventPrinter {
             let body = try EventCodec.decode(kind: keys.type, payload: payload)
             type = body.name
             fields = EventFields.fields(body)
+            if case .policyCheckedRepeatedly(let checks) = body {
+                // S-19: every check, as AUDIT.md's policy-checked, with its
+                // count and time range (the record's time is the last check's).
+                type = EventKind.policyChecked.name
+                fields += [("first", .string(TimeText.format(time - checks.span))), ("last", .string(TimeText.format(time)))]
+            }
         } catch {
             status = 1
             type = EventKind(rawValue: keys.type)?.name ?? "unknown-\(keys.type)"
@@ -213,13 +219,25 @@ struct EventPrinter {
             let object = JSONValue.object([("seq", .number(seq)), ("time", .string(TimeText.format(time))), ("type", .string(type))] + fields)
             output(object.text)
         case .short:
-            let rest = fields.map { "\($0.0)=\(Self.humanValue($0.0, $0.1))" }.joined(separator: " ")
-            output("\(TimeText.format(time)) \(seq) \(type)" + (rest.isEmpty ? "" : " " + rest))
+            var rest = fields.filter { !Self.isRepetition($0.0) }.map { "\($0.0)=\(Self.humanValue($0.0, $0.1))" }
+            if let repetition = Self.repetition(fields) { rest.append(repetition) }
+            output("\(TimeText.format(time)) \(seq) \(type)" + (rest.isEmpty ? "" : " " + rest.joined(separator: " ")))
         case .verbose:
             var block = "\(TimeText.format(time)) seq=\(seq) type=\(type)"
             for (key, value) in fields { block += "\n    \(key)=\(Self.humanValue(key, value))" }
             output(block + "\n    record=\"\(position)\"")
         }
+    }
+
+    /// Coalesced checks' fields (`count`, `first`, `last`), which the short
+    /// format shows as one `×N FIRST..LAST`.
+    static func isRepetition(_ key: String) -> Bool { key == "count" || key == "first" || key == "last" }
+
+    static func repetition(_ fields: [(String, JSONValue)]) -> String? {
+        guard let count = fields.first(where: { $0.0 == "count" })?.1,
+              case .string(let first) = fields.first(where: { $0.0 == "first" })?.1,
+              case .string(let last) = fields.first(where: { $0.0 == "last" })?.1 else { return nil }
+        return "\u{00D7}\(count.text) \(first)..\(last)"
     }
 
     /// For people (short, verbose): a policy by its name (`policy=biometrics`;

@@ -56,6 +56,11 @@ final class CodecRoundTripTests: XCTestCase {
         .rightRemoved(uid: 1000, identifier: "a", requirement: .default),
         .rightAuthorized(uid: 1000, ctx: ctx, identifier: "com.example.login-1", method: .biometric),
         .rightSecretRead(uid: 1000, ctx: ctx, identifier: "com.example.login-1"),
+        .policyCheckedRepeatedly(RepeatedChecks(uid: 1000, ctx: ctx, policy: .biometrics, biometry: .touchID, result: nil,
+                                                reason: nil, count: 2, span: 0)),
+        .policyCheckedRepeatedly(RepeatedChecks(uid: 4_000_000_000, ctx: ctx, policy: .owner, biometry: .faceID,
+                                                result: .notInteractive, reason: "passcode-required", count: .max,
+                                                span: 86_400_000_000)),
     ]
 
     func testEveryEventKindRoundTrips() throws {

@@ -41,6 +41,12 @@ enum FormatDocumentSamples {
             return (.policyChecked(uid: uid, ctx: ctx, policy: .owner, biometry: .touchID, result: .biometryLockout, reason: "locked"),
                     who + [NamedValue("policy", s(2)), NamedValue("biometry", s(1)), NamedValue("result", s(-8)),
                            NamedValue("reason", t("locked"))])
+        case .policyCheckedRepeatedly:
+            let checks = RepeatedChecks(uid: uid, ctx: ctx, policy: .biometrics, biometry: .faceID, result: nil, reason: nil,
+                                        count: 300, span: 1_500)
+            return (.policyCheckedRepeatedly(checks),
+                    who + [NamedValue("policy", s(1)), NamedValue("biometry", s(2)), NamedValue("result", .absent),
+                           NamedValue("reason", .absent), NamedValue("count", u(300)), NamedValue("span", u(1_500))])
         case .evaluationStarted:
             return (.evaluationStarted(uid: uid, ctx: ctx, eval: eval, policy: .biometrics, reason: "unlock your notes"),
                     inEvaluation + [NamedValue("policy", s(1)), NamedValue("reason", t("unlock your notes"))])

@@ -30,13 +30,13 @@ public enum EventCodec {
         case .contextInvalidated(let uid, let ctx, let reason):
             w.varint(UInt64(uid)); w.context(ctx); w.string(reason.rawValue)
         case .policyChecked(let uid, let ctx, let policy, let biometry, let result, let reason):
-            // One layout for the kind: PolicyCheckedPayload's (the daemon writes it without a ByteWriter).
-            let check = PolicyCheck(uid: uid, ctx: ctx, policy: policy, biometry: biometry, result: result, reason: reason,
-                                    domainState: DomainState())
-            withUnsafeTemporaryAllocation(byteCount: PolicyCheckedPayload.size(check), alignment: 8) { buffer in
-                PolicyCheckedPayload.write(check, into: buffer)
-                w.bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[1...]))
-            }
+            checkFields(uid: uid, ctx: ctx, policy: policy, biometry: biometry, result: result, reason: reason, into: &w)
+        case .policyCheckedRepeatedly(let checks):
+            // policy-checked's fields, then the count and the span (the
+            // daemon appends those two to a check's payload: LogRecorder).
+            checkFields(uid: checks.uid, ctx: checks.ctx, policy: checks.policy, biometry: checks.biometry,
+                        result: checks.result, reason: checks.reason, into: &w)
+            w.varint(UInt64(checks.count)); w.varint(UInt64(checks.span))
         case .evaluationStarted(let uid, let ctx, let eval, let policy, let reason):
             w.varint(UInt64(uid)); w.context(ctx); w.varint(UInt64(eval)); w.int(policy.rawValue); w.string(reason)
         case .promptShown(let uid, let ctx, let eval, let prompt):
@@ -93,6 +93,18 @@ public enum EventCodec {
         }
     }
 
+    /// policy-checked's fields after the layout byte. One layout for the
+    /// kind: PolicyCheckedPayload's (the daemon writes it without a ByteWriter).
+    private static func checkFields(uid: UserID, ctx: ContextID, policy: Policy, biometry: BiometryType,
+                                    result: LAErrorCode?, reason: String?, into w: inout ByteWriter) {
+        let check = PolicyCheck(uid: uid, ctx: ctx, policy: policy, biometry: biometry, result: result, reason: reason,
+                                domainState: DomainState())
+        withUnsafeTemporaryAllocation(byteCount: PolicyCheckedPayload.size(check), alignment: 8) { buffer in
+            PolicyCheckedPayload.write(check, into: buffer)
+            w.bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[1...]))
+        }
+    }
+
     public static func decode(kind code: UInt16, payload: UnsafeRawBufferPointer) throws -> EventBody {
         guard let kind = EventKind(rawValue: code) else { throw DecodeError("unknown event type code \(code)") }
         var r = ByteReader(payload)
@@ -143,6 +155,15 @@ public enum EventCodec {
             let result = try r.optional { try raw(LAErrorCode.init(rawValue:), try $0.int()) }
             let reason = try r.optional { try $0.string() }
             return .policyChecked(uid: uid, ctx: ctx, policy: policy, biometry: biometry, result: result, reason: reason)
+        case .policyCheckedRepeatedly:
+            guard case .policyChecked(let uid, let ctx, let policy, let biometry, let result, let reason)
+                = try decode(.policyChecked, &r, version: version) else { throw DecodeError("unreachable") }
+            let count = try r.u32()
+            guard count >= RepeatedChecks.minimumCount else { throw DecodeError("repeated checks counted \(count)") }
+            let span = try r.varint()
+            guard span <= UInt64(Int64.max) else { throw DecodeError("implausible span \(span)") }
+            return .policyCheckedRepeatedly(RepeatedChecks(uid: uid, ctx: ctx, policy: policy, biometry: biometry,
+                                                           result: result, reason: reason, count: count, span: Int64(span)))
         case .evaluationStarted:
             let uid = try r.u32(), ctx = try r.context(), eval = try r.u32()
             let policy = try raw(Policy.init(rawValue:), try r.int())

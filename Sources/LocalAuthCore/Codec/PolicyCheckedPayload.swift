@@ -42,6 +42,23 @@ public enum PolicyCheckedPayload {
         }
     }
 
+    /// Room kind 33 (`policy-checked-repeatedly`) needs after a check's
+    /// payload: its two varints, the count and the span.
+    public static let repetitionRoom = 20
+
+    /// Turns the policy-checked payload of `size` bytes at the start of
+    /// `buffer` into the payload of `count` such checks spanning `span`
+    /// microseconds (kind 33: the same layout byte and fields, then the two
+    /// varints) and returns its size. `buffer` holds `size + repetitionRoom`.
+    public static func writeRepetition(count: UInt32, span: Int64, after size: Int,
+                                       in buffer: UnsafeMutableRawBufferPointer) -> Int {
+        precondition(count >= RepeatedChecks.minimumCount && span >= 0 && buffer.count >= size + repetitionRoom)
+        var w = RawWriter(UnsafeMutableRawBufferPointer(rebasing: buffer[size...]))
+        w.varint(UInt64(count))
+        w.varint(UInt64(span))
+        return size + w.count
+    }
+
     /// ByteWriter.int's encoding of an Int (ZigZag, then varint).
     static func zigZag(_ value: Int) -> UInt64 {
         let value = Int64(value)
