@@ -44,6 +44,10 @@ final class DurabilityTests: IntegrationTestCase {
 
     private func seq(_ event: [String: Any]) -> UInt64 { UInt64(event["seq"] as? Int ?? 0) }
 
+    /// The checks policy-checked lines stand for: one each, or their
+    /// `count` when repeats were recorded as one event (S-48).
+    private func checks(_ events: [[String: Any]]) -> Int { events.reduce(0) { $0 + ($1["count"] as? Int ?? 1) } }
+
     // MARK: A reply, then SIGKILL
 
     func testACanEvaluateAnsweredJustBeforeSIGKILLIsInTheLogAfterTheRestart() throws {
@@ -61,7 +65,7 @@ final class DurabilityTests: IntegrationTestCase {
 
             // What the kill left, read before any recovery.
             let left = try events(daemon, type: "policy-checked", ctx: ctx)
-            XCTAssertEqual(left.count, count, "round \(round): every answered can-evaluate has its event after SIGKILL")
+            XCTAssertEqual(checks(left), count, "round \(round): every answered can-evaluate is in the log after SIGKILL")
             for event in left {
                 XCTAssertEqual(event["result"] as? String, "ok", "round \(round): \(event)")
                 XCTAssertEqual(event["uid"] as? Int, 0, "round \(round): \(event)")
@@ -76,6 +80,38 @@ final class DurabilityTests: IntegrationTestCase {
         }
         let report = try runToCompletion(try Binary.find("localauthctl"), ["verify", "-D", daemon.stateDirectory])
         XCTAssertEqual(report.0, 0, "verify after three kills: \(report.1) \(report.2)")
+    }
+
+    /// S-48 with S-19 and S-38: identical checks pipelined in one write are
+    /// answered in one turn and recorded as few events with counts; a
+    /// SIGKILL right after the last reply loses none of them, the restart
+    /// keeps every record, and `verify` and `replay` accept the log.
+    func test_S48_pipelinedIdenticalChecksAreRecordedWithTheirCountAndSurviveSIGKILL() throws {
+        let daemon = try startDaemon()
+        var client = try daemon.connect()
+        try prepareOwner(client)
+        let ctx = try newContext(client)
+        let tags = (0..<200).map { "r\($0)" }
+        try client.sendRaw(Array(tags.map { "\($0) can-evaluate ctx=\(ctx) policy=biometrics\n" }.joined().utf8))
+        for tag in tags { XCTAssertOK(try client.next(tag: tag)) }
+        daemon.kill()
+
+        let left = try events(daemon, type: "policy-checked", ctx: ctx)
+        XCTAssertEqual(checks(left), 200, "every answered check is in the log after SIGKILL")
+        XCTAssertLessThan(left.count, 200, "repeats in one turn were counted into one event: \(left.count) events")
+        for event in left where event["count"] != nil {
+            XCTAssertGreaterThanOrEqual(event["count"] as? Int ?? 0, 2, "\(event)")
+            let first = try XCTUnwrap(event["first"] as? String), last = try XCTUnwrap(event["last"] as? String)
+            XCTAssertEqual(event["time"] as? String, last, "the event's time is its last check's")
+            XCTAssertLessThanOrEqual(first, last, "\(event)")
+            XCTAssertEqual(event["result"] as? String, "ok")
+        }
+        try daemon.start()
+        client = try daemon.connect()
+        XCTAssertEqual(try events(daemon, type: "policy-checked", ctx: ctx).map(seq), left.map(seq), "the restart kept them")
+        XCTAssertGreaterThan(try seqs(client).log, left.map(seq).max() ?? 0, "the restarted daemon goes on after them")
+        let verify = try runToCompletion(try Binary.find("localauthctl"), ["verify", "-D", daemon.stateDirectory])
+        XCTAssertEqual(verify.0, 0, "verify: \(verify.1) \(verify.2)")
     }
 
     // MARK: Admin actions

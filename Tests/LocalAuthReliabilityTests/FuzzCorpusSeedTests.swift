@@ -1,7 +1,8 @@
 // Seeds of the codec and log fuzzers (Tests/Fuzz/corpus) for the binary
 // layouts added in v1.1: context-created layout 2 (S-42's origin),
 // enrollment-changed layout 2 (S-43's source), and kinds 26..32
-// (passcode-refused, snapshot-recorded, log-rollback-accepted, right-*).
+// (passcode-refused, snapshot-recorded, log-rollback-accepted, right-*),
+// and kind 33 (policy-checked-repeatedly, S-48).
 // The bytes are made here with the real EventCodec, StateCodec and EventLog,
 // in the input formats of Tests/Fuzz/CodecFuzz.swift and LogFuzz.swift. The
 // test checks that the committed seeds are exactly what this makes (so a
@@ -36,6 +37,8 @@ final class FuzzCorpusSeedTests: XCTestCase {
         .rightSecretRead(uid: 1000, ctx: own, identifier: "com.example.vault"),
         .rightRemoved(uid: 1000, identifier: "com.example.vault", requirement: .biometryCurrentSet),
         .enrollmentChanged(uid: 1000, templates: [], by: 0, domainState: "", source: .fprintd),
+        .policyCheckedRepeatedly(RepeatedChecks(uid: 1000, ctx: own, policy: .biometrics, biometry: .touchID,
+                                                result: .biometryNotEnrolled, reason: nil, count: 16, span: 250)),
     ]
 
     /// CodecFuzz's record: kind, time step (seconds), length, payload.
@@ -103,7 +106,7 @@ final class FuzzCorpusSeedTests: XCTestCase {
     func test_theCommittedSeedsAreTheV11LayoutsAsTheRealCodecsWriteThem() throws {
         let corpus = FuzzRegressionTests.fuzzDirectory + "/corpus/"
         let seeds = try Self.seeds()
-        XCTAssertEqual(seeds.count, 15, seeds.map(\.0).joined(separator: " "))
+        XCTAssertEqual(seeds.count, 16, seeds.map(\.0).joined(separator: " "))
         if getenv("LOCALAUTH_WRITE_FUZZ_SEEDS") != nil {
             for (name, bytes) in seeds { try Data(bytes).write(to: URL(fileURLWithPath: corpus + name)) }
             return
@@ -115,7 +118,7 @@ final class FuzzCorpusSeedTests: XCTestCase {
         // Every kind the seeds name decodes, at the layout this build writes.
         let kinds = Set(Self.events.map(\.kind))
         XCTAssertTrue(Set([EventKind.contextCreated, .enrollmentChanged, .passcodeRefused, .snapshotRecorded,
-                           .logRollbackAccepted, .rightSaved, .rightRemoved, .rightAuthorized, .rightSecretRead]).isSubset(of: kinds))
+                           .logRollbackAccepted, .rightSaved, .rightRemoved, .rightAuthorized, .rightSecretRead, .policyCheckedRepeatedly]).isSubset(of: kinds))
         // The codec seed, read as CodecFuzz reads it, is these events.
         var bytes = seeds[0].1.dropFirst()
         var decoded: [EventBody] = []
