@@ -23,7 +23,7 @@ import Glibc
 import LocalAuthCore
 
 private let toleratesKnownBugs = getenv("LOCALAUTH_FUZZ_KNOWN_BUGS") != nil
-/// Kind bytes map onto 0...32 (0 is no kind): a new kind is fuzzed once it exists.
+/// Kind bytes map onto 0...33 (0 is no kind): a new kind is fuzzed once it exists.
 private let kindCodes = UInt8(EventKind.allCases.count + 1)
 
 public func codecFuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
