@@ -246,7 +246,9 @@ final class PropertyTests: XCTestCase {
             }
         }
         // The generator reaches every event kind and most outcomes.
-        XCTAssertEqual(kindsSeen, Set(EventKind.allCases), "kinds never generated: \(Set(EventKind.allCases).subtracting(kindsSeen))")
+        // Kind 33 is the daemon's recorder's (repeats counted into one record), never a decision's.
+        let decided = Set(EventKind.allCases).subtracting([.policyCheckedRepeatedly])
+        XCTAssertEqual(kindsSeen, decided, "kinds never generated: \(decided.subtracting(kindsSeen))")
         let expectedCodes: Set<LAErrorCode> = [.authenticationFailed, .userCancel, .userFallback, .systemCancel,
                                                .passcodeNotSet, .biometryNotAvailable, .biometryNotEnrolled,
                                                .biometryLockout, .appCancel, .invalidContext, .companionNotAvailable,
