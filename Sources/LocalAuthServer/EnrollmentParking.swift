@@ -15,8 +15,21 @@ import LocalAuthSystem
 /// that brought it (the lines behind it were read no later).
 struct ParkedRequest {
     let connection: Connection
-    let request: Request
+    /// The request as parked: its secrets are in `secrets` (S-50, ParkedSecrets.swift).
+    let held: Request
+    let secrets: ParkedSecrets
     let stamp: UInt64
+
+    init(connection: Connection, request: Request, stamp: UInt64) {
+        self.connection = connection
+        var held = request
+        secrets = ParkedSecrets(takingFrom: &held)
+        self.held = held
+        self.stamp = stamp
+    }
+
+    /// The request to run, its secrets put back.
+    var request: Request { secrets.restored(into: held) }
 }
 
 extension Policy {

@@ -35,4 +35,27 @@ final class AdminGroupTests: IntegrationTestCase {
         XCTAssertProtocolError(try outsider.next(tag: "o1"), "permission-denied")
         XCTAssertOK(try outsider.next(tag: "o2"))
     }
+
+    /// S-50: a set-passcode for another uid waits for the AdminGroup answer
+    /// (when the lookup asked at connect time is slower than the line) with
+    /// its secret held apart as SecretBytes (ParkedSecrets.swift); it must
+    /// set exactly that secret when it runs.
+    func test_S50_aSetPasscodeThatWaitsForTheAdminLookupSetsItsSecret() throws {
+        let daemon = try startDaemon(configuration: configuration(daemon: ["AdminGroup=nogroup"]))
+        let member = try daemon.connect(asUID: 65534)
+        let passcode = #"Park3d "quoted" one"#
+        let quoted = #""Park3d \"quoted\" one""#  // the wire form of `passcode`
+        try member.sendRaw(Array("s1 set-passcode uid=1 secret=\(quoted)\np1 ping\n".utf8))
+        XCTAssertOK(try member.next(tag: "s1"))
+        XCTAssertOK(try member.next(tag: "p1"))
+        // uid 1 proves it: an evaluation answered by exactly that passcode.
+        let user = try daemon.connect(asUID: 1)
+        let ctx = try XCTUnwrap(try user.request("n1 new")["ctx"])
+        try user.send("ev evaluate ctx=\(ctx) policy=owner reason=parked")
+        XCTAssertEqual(try user.next(tag: "ev")["kind"], "passcode")
+        XCTAssertOK(try user.request("w1 passcode ctx=\(ctx) secret=\"Park3d quoted one\""))
+        XCTAssertEqual(try user.next(tag: "ev")["kind"], "passcode", "a near miss is wrong")
+        XCTAssertOK(try user.request("w2 passcode ctx=\(ctx) secret=\(quoted)"))
+        XCTAssertEqual(try user.next(tag: "ev")["method"], "passcode", "the passcode is \(passcode)")
+    }
 }
