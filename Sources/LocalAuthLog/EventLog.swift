@@ -33,7 +33,8 @@ public final class EventLog: Sendable {
         /// for such a seq without rereading the segment after later records
         /// became durable: the daemon's snapshots, written off its loop.
         public var chainMarkEvery: UInt64
-        /// Called on the sync thread with each new durable seq (wake the event loop here).
+        /// Called on a sync thread with each new durable seq, in increasing
+        /// order (one overtaken by a newer may be skipped; wake the event loop here).
         public var onDurable: (@Sendable (UInt64) -> Void)?
         /// Called once, when the writer fails: on the thread that hit the
         /// failure (the sync thread, or the caller of `write()`), with the

@@ -7,12 +7,21 @@
 // loop turn, before it sends that turn's replies (like Redis's AOF write in
 // beforeSleep); otherwise the sync thread does it.
 //
-// The sync thread fdatasyncs when a seq is *demanded* durable: by
+// A sync thread fdatasyncs when a seq is *demanded* durable: by
 // `commit(through:)`, `waitDurable`, `close`, and with `SyncPolicy.eachAppend`
 // by every append. It publishes `durableSeq` (atomic) and calls `onDurable`
 // (the daemon writes its eventfd there to wake its loop). Any number of
 // records share one fdatasync; with `.onDemand` the records nobody waits for
 // share the next one somebody asks for.
+//
+// Two sync threads take turns: a demand that arrives while one is inside
+// fdatasync is written and synced by the other at once, instead of waiting
+// for the first sync to end and then for a second one (a failure arriving
+// mid-sync waited ~2 sync periods with one thread; docs/perf-notes,
+// 2026-12-02-targets.md d). Linux allows concurrent fdatasyncs of one
+// file; each makes durable what was written before it was called, so each
+// thread publishes the seq it had written when it called (never lower than
+// what is published: `madeDurable` only moves forward).
 //
 // Failure is final (fail closed): the first failed write or fdatasync puts the
 // writer in the failed state; `onFailure` says which seqs are not durable,
@@ -112,11 +121,19 @@ final class LogWriter: Sendable {
         var durableChain: ChainHead
         /// Every seq up to this one is wanted durable.
         var demand: UInt64
-        /// The sync thread has been asked to look since it last did.
+        /// A sync thread has been asked to look since one last did.
         var kicked = false
         /// File system space the appended records will take (SpaceClaim.swift).
         var space = SpaceClaim(allocated: 0, step: 0)
+        /// Sync threads not yet exited (the last one closes the file).
+        var syncThreads = 0
+        /// The open segment's bytes already dropped from the page cache.
+        var dropped = (segment: UInt64(0), below: 0)
     }
+
+    /// Sync threads per writer: one may wait in fdatasync while the other
+    /// starts the next (more would queue behind the same journal commit).
+    static let syncThreadCount = 2
 
     static let work = 0
     static let durableChanged = 1
@@ -135,10 +152,12 @@ final class LogWriter: Sendable {
     let policy: SyncPolicy
     let indexing: Bool
     /// The file side; taken before `lock` when both are needed.
-    private let appender: Mutex<SegmentAppender>
-    private let onDurable: (@Sendable (UInt64) -> Void)?
-    private let onFailure: (@Sendable (WriteFailure) -> Void)?
-    private let thread = Mutex<pthread_t?>(nil)
+    let appender: Mutex<SegmentAppender>
+    let onDurable: (@Sendable (UInt64) -> Void)?
+    /// The last seq given to `onDurable` (LogSyncThreads.swift keeps them increasing).
+    let reported = Mutex<UInt64>(0)
+    let onFailure: (@Sendable (WriteFailure) -> Void)?
+    private let threads = Mutex<[pthread_t]>([])
 
     /// Starts appending after `lastSeq` at `end` of the existing segment `segment`.
     init(
@@ -174,14 +193,17 @@ final class LogWriter: Sendable {
         self.onDurable = onDurable
         self.onFailure = onFailure
         lock.withLock { lock.state.space = space }
-        var handle = pthread_t()
-        let started = pthread_create(&handle, nil, { argument in
-            let writer = Unmanaged<LogWriter>.fromOpaque(argument!).takeRetainedValue()
-            writer.runSyncThread()
-            return nil
-        }, Unmanaged.passRetained(self).toOpaque())
-        guard started == 0 else { fatalError("Failed to start the event log sync thread: errno \(started)") }
-        thread.withLock { $0 = handle }
+        lock.withLock { lock.state.syncThreads = Self.syncThreadCount }
+        for _ in 0..<Self.syncThreadCount {
+            var handle = pthread_t()
+            let started = pthread_create(&handle, nil, { argument in
+                let writer = Unmanaged<LogWriter>.fromOpaque(argument!).takeRetainedValue()
+                writer.runSyncThread()
+                return nil
+            }, Unmanaged.passRetained(self).toOpaque())
+            guard started == 0 else { fatalError("Failed to start the event log sync thread: errno \(started)") }
+            threads.withLock { $0.append(handle) }
+        }
     }
 
     func append(time: Int64, keys: RecordKeys, payload: UnsafeRawBufferPointer) throws(LogError) -> UInt64 {
@@ -262,18 +284,17 @@ final class LogWriter: Sendable {
         }
     }
 
-    /// Writes and syncs what was appended, then stops the sync thread.
+    /// Writes and syncs what was appended, then stops the sync threads.
     func close() {
         lock.withLock {
             lock.state.closing = true
-            lock.signal(Self.work)
+            lock.broadcast(Self.work)
         }
-        if let handle = thread.withLock({ handle -> pthread_t? in
-            defer { handle = nil }
-            return handle
-        }) {
-            pthread_join(handle, nil)
+        let handles = threads.withLock { handles -> [pthread_t] in
+            defer { handles = [] }
+            return handles
         }
+        for handle in handles { pthread_join(handle, nil) }
     }
 
     /// A copy of the bytes of a record that is not written to its file yet.
@@ -284,110 +305,6 @@ final class LogWriter: Sendable {
             let start = position.offset - chunk.offset
             let length = Int(RecordFormat.u32(chunk.bytes.bytes, start))
             return chunk.bytes.copy(start..<start + 8 + length)
-        }
-    }
-
-    // MARK: Sync thread
-
-    /// Waits to be asked (or closed): returns whether the log is closing.
-    private func awaitWork() -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        while !lock.state.kicked && !lock.state.closing { lock.wait(Self.work) }
-        lock.state.kicked = false
-        return lock.state.closing
-    }
-
-    private func runSyncThread() {
-        var syncing: (segment: UInt64, file: SegmentFile)?
-        // The open segment's bytes already dropped from the page cache.
-        var dropped = (segment: UInt64(0), below: 0)
-        defer {
-            syncing?.file.close()
-            appender.withLock { $0.close() }
-            exited()
-        }
-        while true {
-            let closing = awaitWork()
-            do throws(LogError) { try write() } catch { return }
-            // What is written, and whether anybody asked for it.
-            let target: (seq: UInt64, chain: ChainHead, end: Int)?
-            do throws(SystemError) {
-                target = try appender.withLock { appender throws(SystemError) -> (seq: UInt64, chain: ChainHead, end: Int)? in
-                    let (demand, failure) = lock.withLock { (lock.state.demand, lock.state.failure) }
-                    // A failed write may have left the appender's chain ahead of what is on the file.
-                    if failure != nil { return nil }
-                    let written = appender.writtenSeq
-                    let wanted = closing ? written : min(written, demand)
-                    guard wanted > durable.load(ordering: .acquiring) else { return nil }
-                    let fresh = try appender.syncFile(syncing)
-                    if let old = syncing, old.segment != fresh.segment { old.file.close() }
-                    syncing = fresh
-                    return (written, appender.chain, appender.length)
-                }
-                // Outside the appender's lock: the loop keeps writing while the disk syncs.
-                if target != nil, let syncing { try syncing.file.fdatasync() }
-            } catch {
-                _ = failed(error)
-                return
-            }
-            if let target {
-                madeDurable(target.seq, chain: target.chain)
-                // The log is written once and read back only at a start or by
-                // an auditor: its synced pages leave the page cache rather
-                // than pile up (~100 MB/s at full rate). Fresh page cache pages
-                // are what a write costs most (first touch of memory); freed
-                // ones are the next to be reused. Zeros ahead of the records
-                // (preallocation) stay.
-                if let syncing {
-                    if dropped.segment != syncing.segment { dropped = (syncing.segment, 0) }
-                    // In steps of `dropStep`, not after every sync: the hint
-                    // (~30 us) sits between this fdatasync and the next, and
-                    // under many waiting failures a sync covers a few KB
-                    // (strace: a call after 72% of the syncs, 32 us against
-                    // 391 us per fdatasync; docs/perf-notes/2026-12-01-final-runs.md).
-                    if target.end - dropped.below >= Self.dropStep {
-                        dropped.below = syncing.file.dropCachedPages(from: dropped.below, below: target.end)
-                    }
-                }
-            }
-            if closing { return }
-        }
-    }
-
-    /// Publishes `seq` as durable, unless the writer failed meanwhile (a
-    /// write on the owner's thread can fail while this thread syncs): once
-    /// failed, nothing after the reported `firstNotDurable - 1` is acknowledged.
-    private func madeDurable(_ seq: UInt64, chain: ChainHead) {
-        let published: Bool = lock.withLock {
-            guard lock.state.failure == nil, seq > durable.load(ordering: .acquiring) else { return false }
-            durable.store(seq, ordering: .releasing)
-            lock.state.durableChain = chain
-            lock.broadcast(Self.durableChanged)
-            return true
-        }
-        if published { onDurable?(seq) }
-    }
-
-    /// Puts the writer in the failed state (once), reports it, and returns
-    /// the failure (the first one, if it had already failed).
-    private func failed(_ cause: SystemError) -> WriteFailure {
-        let (failure, first): (WriteFailure, Bool) = lock.withLock {
-            if let earlier = lock.state.failure { return (earlier, false) }
-            let failure = WriteFailure(firstNotDurable: durable.load(ordering: .acquiring) + 1, cause: cause)
-            lock.state.failure = failure
-            lock.state.inflight = []
-            lock.broadcast(Self.durableChanged)
-            return (failure, true)
-        }
-        if first { onFailure?(failure) }
-        return failure
-    }
-
-    private func exited() {
-        lock.withLock {
-            lock.state.exited = true
-            lock.broadcast(Self.durableChanged)
         }
     }
 }
