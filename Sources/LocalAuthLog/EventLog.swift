@@ -241,6 +241,12 @@ public final class EventLog: Sendable {
     /// an estimate of the free space that errs low (the daemon's reserve).
     public var bytesClaimed: Int64 { writer?.claimed.load(ordering: .relaxed) ?? 0 }
 
+    /// `bytesClaimed` as of the records already on the file: read it before
+    /// statvfs, and `bytesClaimed - bytesClaimedWritten` then is what that
+    /// free space does not show yet, whoever writes meanwhile (a write in
+    /// between is counted twice, never missed).
+    public var bytesClaimedWritten: Int64 { writer?.claimedWritten.load(ordering: .acquiring) ?? 0 }
+
     /// The last seq appended (durable or not).
     public var lastSeq: UInt64 { writer?.appended.load(ordering: .acquiring) ?? recovery.lastSeq }
 

@@ -148,6 +148,8 @@ final class LogWriter: Sendable {
     let written: Atomic<UInt64>
     /// `State.space.total`, for the owner to read without the lock.
     let claimed: Atomic<Int64>
+    /// `claimed` as of the records on the file (pwrite done).
+    let claimedWritten: Atomic<Int64>
     let segmentSize: Int
     let policy: SyncPolicy
     let indexing: Bool
@@ -174,6 +176,7 @@ final class LogWriter: Sendable {
         appended = Atomic(lastSeq)
         written = Atomic(lastSeq)
         claimed = Atomic(0)
+        claimedWritten = Atomic(0)
         self.segmentSize = max(segmentSize, SegmentHeader.size + RecordFormat.headerSize)
         self.policy = policy
         self.indexing = indexing
@@ -230,6 +233,7 @@ final class LogWriter: Sendable {
     /// Throws when the writer has failed (now or before).
     func write() throws(LogError) {
         try appender.withLock { appender throws(LogError) in
+            var claims: Int64 = 0
             var batch: [PendingChunk] = try lock.withLock { () throws(LogError) -> [PendingChunk] in
                 if let failure = lock.state.failure { throw .writeFailed(failure) }
                 var batch = lock.state.sealed
@@ -237,10 +241,13 @@ final class LogWriter: Sendable {
                 lock.state.sealed = []
                 lock.state.current = nil
                 lock.state.inflight = batch
+                // The batch is everything appended: these are its claims.
+                claims = lock.state.space.total
                 return batch
             }
             if batch.isEmpty { return }
             do throws(SystemError) { try appender.write(batch) } catch { throw .writeFailed(failed(error)) }
+            claimedWritten.store(claims, ordering: .releasing)
             let spare = batch.removeLast().bytes
             batch = []
             lock.withLock {

@@ -32,9 +32,12 @@ protocol EventRecorder: AnyObject {
     /// running total that never undercounts (`EventLog.bytesClaimed`): the
     /// space reserve's estimate between two looks (SpaceReserve.swift).
     var bytesClaimed: Int64 { get }
+    /// `bytesClaimed` as of what is on the file already.
+    var bytesClaimedWritten: Int64 { get }
 }
 
 extension EventRecorder {
     /// A recorder that writes no file (tests, the simulator) claims nothing.
     var bytesClaimed: Int64 { 0 }
+    var bytesClaimedWritten: Int64 { 0 }
 }

@@ -105,6 +105,7 @@ final class LogRecorder: EventRecorder {
     /// The open run (one record of < 100 bytes) is claimed when it is
     /// appended, at the latest by the turn's flush.
     var bytesClaimed: Int64 { log.bytesClaimed }
+    var bytesClaimedWritten: Int64 { log.bytesClaimedWritten }
     var failure: String? { failureFlag.value }
 }
 

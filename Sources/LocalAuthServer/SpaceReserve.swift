@@ -16,8 +16,9 @@
 // connections: a look per tick, or even per request, would not see them.
 // The estimate sees each record as it is appended, at one load and compare
 // per admitted request. The looks (statvfs) correct it: each tick, and at
-// the end of a turn after `judgeEveryRecords` records, both when everything
-// appended was just written (the tick's flush, the turn's writeLog).
+// the end of a turn after `judgeEveryRecords` records; a look's base is the
+// claim of what was on the file then (records appended but not written are
+// still to come off the free space it saw).
 import Glibc
 import LocalAuthSystem
 
@@ -35,7 +36,7 @@ enum FreeSpace {
 struct SpaceLook {
     /// Free bytes then (nil: no reserve, or statvfs failed: nothing is refused for space).
     var free: Int64?
-    /// The log's `bytesClaimed` then.
+    /// The log's claim of what was on its file then (`bytesClaimedWritten`).
     var claimed: Int64 = 0
 }
 
@@ -50,14 +51,13 @@ extension Server {
         if authenticator.recorder.lastSeq &- limits.spaceJudgedAtSeq >= Server.judgeEveryRecords { judgeSpaceReserve() }
     }
 
-    /// A look (the tick, or after many records): the free space now, by
-    /// statvfs, once everything appended is on the file.
+    /// A look (the tick, or after many records): the free space now, by statvfs.
     func judgeSpaceReserve() {
         limits.spaceJudgedAtSeq = authenticator.recorder.lastSeq
         let reserve = Int64(configuration.log.reserveSpace)
-        // Read before statvfs: a byte written in between is counted twice
-        // (refusing early), never missed.
-        let claimed = authenticator.recorder.bytesClaimed
+        // The claim of what is on the file, read before statvfs: a byte
+        // written in between is counted twice (refusing early), never missed.
+        let claimed = authenticator.recorder.bytesClaimedWritten
         guard reserve > 0, let free = FreeSpace.available(at: logDirectory) else {
             limits.spaceLook = SpaceLook()
             noteSpaceLow(false, free: nil, reserve: reserve)

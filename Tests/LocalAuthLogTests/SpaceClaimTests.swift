@@ -101,6 +101,17 @@ final class SpaceClaimTests: XCTestCase {
         XCTAssertTrue(try EventLog.verify(directory.path).isOK)
     }
 
+    func test_S48_givenRecordsAppendedButNotWritten_thenTheWrittenClaimLagsUntilTheyAreWritten() throws {
+        let directory = TemporaryDirectory()
+        let log = try EventLog.open(directory.path, options: .init(syncPolicy: .onDemand, preallocation: 32 << 10))
+        try log.append(time: 1, keys: RecordKeys(type: 1), payload: [UInt8](repeating: 1, count: 100))
+        XCTAssertEqual(log.bytesClaimed, 32 << 10 - 4096, "the first step (its first block held the header)")
+        XCTAssertEqual(log.bytesClaimedWritten, 0, "nothing on the file yet: a look's free space does not show it")
+        try log.write()
+        XCTAssertEqual(log.bytesClaimedWritten, log.bytesClaimed)
+        try log.close()
+    }
+
     func test_S48_givenALogReopenedOverPreallocatedZeros_thenRecordsInThemClaimNothing() throws {
         let directory = TemporaryDirectory()
         let options = EventLog.Options(segmentSize: 64 << 20, syncPolicy: .onDemand, preallocation: 64 << 10)
