@@ -1,6 +1,6 @@
-// The server's side of AdminRights: judging a connection's rights, parking
-// an admin request whose answer is not known yet, and taking the lookup
-// thread's answers (Server.Token.adminLookups). AdminRights.swift says why
+// The core's side of AdminRights: judging a connection's rights, parking
+// an admin request whose answer is not known yet (`.lookUpGroup` asks the
+// shell's lookup thread), and taking its answers (`adminLookupsAnswered`). AdminRights.swift says why
 // the lookups leave the loop and what a request does meanwhile.
 import LocalAuthCore
 import LocalAuthProtocol
@@ -15,7 +15,7 @@ struct GroupQuery: Sendable, Equatable {
     let seq: UInt64
 }
 
-extension Server {
+extension ServerCore {
     /// The lookup thread (runs Accounts.isMember, which asks NSS).
     static func makeAdminLookups() throws -> LookupThread<GroupQuery, Bool> {
         try LookupThread { query in (try? Accounts.isMember(uid: query.uid, ofGroupNamed: query.group)) ?? false }
@@ -25,8 +25,8 @@ extension Server {
     /// lookup runs (its answer is asked for here when none is).
     func adminVerdict(_ connection: Connection) -> AdminRights<ParkedRequest>.Verdict {
         let judged = adminRights.judge(connection.peer.uid, daemonUID: daemonUID,
-                                       group: configuration.daemon.adminGroup, now: MonotonicClock.nowNanos())
-        if let query = judged.ask { adminLookups.ask(query) }
+                                       group: configuration.daemon.adminGroup, now: turn.monotonic)
+        if let query = judged.ask { actions.append(.lookUpGroup(query)) }
         if judged.verdict != .unknown { connection.isAdmin = judged.verdict == .administrator }
         // A clean stop answers what waits: unknown is no right (fail closed).
         if judged.verdict == .unknown && stopping { return .notAdministrator }
@@ -49,11 +49,10 @@ extension Server {
         }
     }
 
-    /// On the loop, when the lookup thread's eventfd is readable: the
-    /// answers are kept, and the requests that waited for them run again
-    /// at the end of this turn.
-    func collectAdminLookups() {
-        for (query, member) in adminLookups.collect() {
+    /// The lookup thread's answers (the shell collected them): kept, and
+    /// the requests that waited for them run again at the end of this turn.
+    func adminLookupsAnswered(_ answers: [(GroupQuery, Bool)]) {
+        for (query, member) in answers {
             resumable += adminRights.answered(query, member: member, configured: configuration.daemon.adminGroup)
         }
     }
@@ -62,7 +61,7 @@ extension Server {
     /// as "not a member"; its requests are refused.
     func expireAdminLookups() {
         guard !adminRights.inFlight.isEmpty else { return }
-        let released = adminRights.expire(now: MonotonicClock.nowNanos())
+        let released = adminRights.expire(now: turn.monotonic)
         if !released.isEmpty {
             DaemonLog.error("AdminGroup: a group lookup took over \(AdminRights<ParkedRequest>.lookupLimit / 1_000_000_000) s (NSS); its requests are refused.")
         }

@@ -1,8 +1,9 @@
 // One client connection: who is calling (from SO_PEERCRED, never from the
 // client's words), its input splitter, its output, and the contexts it owns.
-// A value-like record of the loop's: it does no I/O (the server writes its
-// output to `fd`), and output held back while a failure is not yet durable
-// (S-40) is the ReplyGate's, not the connection's.
+// A record of the core's: it has no file descriptor and does no I/O (the
+// shell keeps the socket, keyed by `id`, and writes `output` when the core
+// says `.send`); output held back while a failure is not yet durable (S-40)
+// is the ReplyGate's, not the connection's.
 import LocalAuthCore
 import LocalAuthProtocol
 import LocalAuthSystem
@@ -11,9 +12,8 @@ final class Connection {
     typealias ID = UInt64
 
     let id: ID
-    let fd: FileDescriptor
     let peer: PeerCredentials
-    /// The caller's rights as last judged (S-51: `Server.isAdmin` judges
+    /// The caller's rights as last judged (S-51: `ServerCore.isAdmin` judges
     /// them again at each admin request).
     var isAdmin: Bool
     var splitter: LineSplitter
@@ -47,9 +47,13 @@ final class Connection {
     /// line of this connection is read or handled until it is answered.
     var readingPaused = false
 
-    init(id: ID, fd: FileDescriptor, peer: PeerCredentials, isAdmin: Bool) {
+    /// A `.send` of this connection is queued and its `wrote` not yet in.
+    var sendPending = false
+    /// Lines stay in the splitter behind an early write (`wrote` handles them).
+    var linesWaiting = false
+
+    init(id: ID, peer: PeerCredentials, isAdmin: Bool) {
         self.id = id
-        self.fd = fd
         self.peer = peer
         self.isAdmin = isAdmin
         self.splitter = LineSplitter()

@@ -129,9 +129,10 @@ public enum Daemon {
         let opened = try openAuthenticator(configuration, passcodes: passcodes, wake: durabilityWake, inbox: snapshotInbox,
                                            anchors: anchorStore, startChecks: (anchors, options.acceptLogRollback))
 
-        let server = try Server(configuration: configuration, authenticator: opened.authenticator, listener: listener,
-                                signals: signals, durabilityWake: durabilityWake, passcodes: passcodes, version: version)
-        try server.watchSnapshots(snapshotInbox)
+        let server = ServerCore(configuration: configuration, authenticator: opened.authenticator, passcodes: passcodes,
+                                version: version, daemonUID: Accounts.currentUID())
+        let loop = try EventLoop(core: server, listener: listener, signals: signals, durabilityWake: durabilityWake,
+                                 snapshotInbox: snapshotInbox)
         // LARight's store and key (RightStore.swift, SecretKey.swift): a
         // damaged store or an unusable key stops the start, naming the file.
         server.rights = try RightStore.open(directory: stateDirectory)
@@ -140,7 +141,7 @@ public enum Daemon {
         DaemonLog.info("LARight's secrets are sealed with the key from \(secretKey.source).")
         var log = opened.log
         var snapshots = opened.snapshots
-        server.reload = {
+        loop.reload = {
             let fresh = try loadConfiguration(options)
             configuration = fresh
             return fresh
@@ -163,7 +164,7 @@ public enum Daemon {
                          id: .started, fields: [("LOCALAUTH_SEQ", String(opened.authenticator.recorder.lastSeq))])
         DaemonLog.warnAboutConfiguration(configuration)
         _ = try? Systemd.notify("READY=1\nSTATUS=\(server.statusLine)\nMAINPID=\(getpid())")
-        try server.run()
+        try loop.run()
         snapshots.finish()
         recordSnapshotsWrittenDuringStop(server, snapshotInbox, log)
         StartAnchoring.record(log, anchors: anchorStore, event: "stop")
@@ -174,7 +175,7 @@ public enum Daemon {
     /// now, after `daemon-stopped`, so that the next start can use it (S-49:
     /// an unrecorded snapshot is passed over). Nothing folded now may ask for
     /// another snapshot: the queue is done.
-    static func recordSnapshotsWrittenDuringStop(_ server: Server, _ inbox: SnapshotInbox, _ log: EventLog) {
+    static func recordSnapshotsWrittenDuringStop(_ server: ServerCore, _ inbox: SnapshotInbox, _ log: EventLog) {
         let written = inbox.drain()
         guard !written.isEmpty, server.authenticator.recorder.failure == nil else { return }
         server.authenticator.observe = { _, _ in }
@@ -203,7 +204,7 @@ public enum Daemon {
                 // Sealed segments are checked by their seals (FORMAT.md "Seals"): fast start, same refusals (S-41).
                 verification: .sealed,
                 // The loop writes each turn's events before its replies and
-                // asks for fdatasync where S-40 needs it (Server.run, tick).
+                // asks for fdatasync where S-40 needs it (EventLoop.run, ServerCore.tick).
                 syncPolicy: .onDemand,
                 // Records overwrite zeros already in the file: an fdatasync
                 // then needs no journal commit for a new size (FORMAT.md).

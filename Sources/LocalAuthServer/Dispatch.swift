@@ -8,14 +8,14 @@ struct VerbSpec: Sendable {
     /// The wire name and the keys it takes come from the protocol's own table.
     var verb: Verb
     var admin: Bool = false
-    /// Called directly (not `(Server) -> handler`), so no partially applied
+    /// Called directly (not `(ServerCore) -> handler`), so no partially applied
     /// method closure is allocated per request.
-    var handler: @Sendable (Server, Request, Connection) -> Void
+    var handler: @Sendable (ServerCore, Request, Connection) -> Void
 
     var keys: [String] { verb.allowedKeys }
 }
 
-extension Server {
+extension ServerCore {
     /// Searched linearly: verbs are small strings, so each comparison is a
     /// couple of word compares, cheaper than hashing the verb for a
     /// dictionary. The hot verbs come first.
@@ -55,13 +55,13 @@ extension Server {
     static let verbsWithoutLog: Set<String> = ["hello", "ping", "quit", "stats"]
 
     func dispatch(_ request: Request, on connection: Connection) {
-        guard let spec = Server.verbs.first(where: { $0.verb == request.verb })?.spec else {
+        guard let spec = ServerCore.verbs.first(where: { $0.verb == request.verb })?.spec else {
             return reply(connection, request.tag, ProtocolError(.unknownVerb, "Unknown verb \"\(request.verb)\"."))
         }
         if let error = request.arguments.check(allowedKeys: spec.keys, verb: request.verb) {
             return reply(connection, request.tag, error)
         }
-        if logFailure != nil, !Server.verbsWithoutLog.contains(request.verb) {
+        if logFailure != nil, !ServerCore.verbsWithoutLog.contains(request.verb) {
             // The state in memory may hold facts the log never took: act on nothing.
             return reply(connection, request.tag, ProtocolError(.unavailable,
                 "The event log cannot record events; localauthd refuses to act until it can."))

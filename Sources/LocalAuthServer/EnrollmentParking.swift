@@ -39,7 +39,7 @@ extension Policy {
     var dependsOnFingers: Bool { self == .biometrics || self == .owner || self == .biometricsOrCompanion }
 }
 
-extension Server {
+extension ServerCore {
     /// Under a real sensor: true when `request` now waits for fprintd to
     /// list `ctx`'s user's fingers (the caller returns; the request runs
     /// again when let go). A policy that does not depend on them answers
@@ -48,7 +48,7 @@ extension Server {
         guard !stopping, sensorBackend.canListFingers, let uid = authenticator.state.contexts[ctx]?.uid else { return false }
         let waits = policy.dependsOnFingers
         let waiter = waits ? ParkedRequest(connection: connection, request: request, stamp: lineStamp) : nil
-        switch enrollmentRefresh.need(uid, stamp: lineStamp, now: readStamp, clock: MonotonicClock.nowNanos(), waiter: waiter) {
+        switch enrollmentRefresh.need(uid, stamp: lineStamp, now: readStamp, clock: turn.monotonic, waiter: waiter) {
         case .fresh:
             return false
         case .wait:
@@ -66,7 +66,7 @@ extension Server {
     /// go are answered at the end of this turn; a follow-up is asked for
     /// those that arrived after it was.
     func enrollmentQueryEnded(_ uid: UserID, query: UInt64) {
-        let (resume, ask) = enrollmentRefresh.ended(uid, query: query, now: readStamp, clock: MonotonicClock.nowNanos())
+        let (resume, ask) = enrollmentRefresh.ended(uid, query: query, now: readStamp, clock: turn.monotonic)
         resumable.append(contentsOf: resume)
         if let ask { sensorBackend.listFingers(uid, query: ask) }
     }
@@ -81,7 +81,7 @@ extension Server {
     /// recorded set, as they did before S-43 waited.
     func expireEnrollmentQueries() {
         guard !enrollmentRefresh.isEmpty else { return }
-        for (uid, query) in enrollmentRefresh.expired(clock: MonotonicClock.nowNanos()) {
+        for (uid, query) in enrollmentRefresh.expired(clock: turn.monotonic) {
             DaemonLog.error("fprintd: the fingers of uid \(uid) were not listed in time; answering from the recorded ones.")
             enrollmentQueryEnded(uid, query: query)
         }
@@ -97,18 +97,11 @@ extension Server {
             connection.readingPaused = false
             lineStamp = parked.stamp
             dispatch(parked.request, on: connection)
-            processLines(connection)
-            if secretSeen {
-                secretSeen = false
-                SecretMemory.wipe(lineBuffer.baseAddress!, count: lineBuffer.count)
-                connection.splitter.wipeReturned()
-            }
+            processLinesAndWipe(connection)
             guard !connection.readingPaused, connection.isOpen else { continue }
-            let reading: Epoll.Events = [.readable, .readHangUp]
-            try? epoll.modify(connection.fd, events: watchingWritable.contains(connection.id) ? reading.union(.writable) : reading,
-                              data: connection.id)
+            actions.append(.watch(connection.id, reading: true, writing: watchingWritable.contains(connection.id)))
             // The idle line timeout starts again for a half line it holds.
-            connection.partialLineSince = connection.splitter.hasPartialLine ? MonotonicClock.nowNanos() : nil
+            connection.partialLineSince = connection.splitter.hasPartialLine ? turn.monotonic : nil
         }
     }
 
@@ -116,7 +109,7 @@ extension Server {
     /// request of it waits.
     func pauseReading(_ connection: Connection) {
         connection.readingPaused = true
-        try? epoll.modify(connection.fd, events: watchingWritable.contains(connection.id) ? [.writable] : [], data: connection.id)
+        actions.append(.watch(connection.id, reading: false, writing: watchingWritable.contains(connection.id)))
     }
 
     /// The connection closes with a request parked: it is never answered.

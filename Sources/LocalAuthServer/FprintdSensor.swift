@@ -5,8 +5,10 @@
 // flow (Claim, VerifyStart, VerifyStop, Release and the reader's queue) is
 // in FprintdVerify.swift.
 //
-// Nothing here blocks: the bus socket is one more fd of the loop's epoll
-// set (Server.Token.sensorBus), every call is asynchronous with a timeout,
+// This is shell-side I/O: the EventLoop makes it and hands it its epoll (the
+// core only sees the SensorBackend port, and is called back with readings
+// and finger lists). Nothing here blocks: the bus socket is one more fd of
+// the loop's epoll set (EventLoop.Token.sensorBus), every call is asynchronous with a timeout,
 // a timeout counts as "reader not available", and passwd lookups run on a
 // thread of their own (UserNames).
 import LocalAuthCore
@@ -22,7 +24,9 @@ final class FprintdSensor: SensorBackend {
     static let rediscoverEvery: UInt64 = 2_000_000_000
 
     let address: String?
-    unowned let server: Server
+    unowned let server: ServerCore
+    /// The EventLoop's epoll set (the bus socket is one of its fds).
+    let epoll: Epoll
     var bus: DBusConnection?
     /// The fd registered in epoll (the bus's changes on reconnect).
     var registeredFD: Int32 = -1
@@ -54,9 +58,10 @@ final class FprintdSensor: SensorBackend {
     /// How long that wait lasts (nanoseconds).
     static let errorGrace: UInt64 = 1_000_000_000
 
-    init(address: String?, server: Server) throws {
+    init(address: String?, server: ServerCore, epoll: Epoll) throws {
         self.address = address
         self.server = server
+        self.epoll = epoll
         names = try UserNames()
     }
 
@@ -71,7 +76,7 @@ final class FprintdSensor: SensorBackend {
         do {
             let bus = try DBusConnection(address: address)
             self.bus = bus
-            try server.epoll.add(FileDescriptor(rawValue: bus.fd), events: .readable, data: Server.Token.sensorBus.rawValue)
+            try epoll.add(FileDescriptor(rawValue: bus.fd), events: .readable, data: EventLoop.Token.sensorBus.rawValue)
             registeredFD = bus.fd
             watchingWritable = false
             try bus.matchSignal(sender: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
@@ -126,13 +131,13 @@ final class FprintdSensor: SensorBackend {
         let writable = bus.wantsWritable
         guard writable != watchingWritable else { return }
         watchingWritable = writable
-        try? server.epoll.modify(FileDescriptor(rawValue: registeredFD), events: writable ? [.readable, .writable] : .readable,
-                                 data: Server.Token.sensorBus.rawValue)
+        try? epoll.modify(FileDescriptor(rawValue: registeredFD), events: writable ? [.readable, .writable] : .readable,
+                                 data: EventLoop.Token.sensorBus.rawValue)
     }
 
     /// The bus is gone: every prompt loses its sensor, reconnect later.
     func drop(problem why: String) {
-        if registeredFD >= 0 { try? server.epoll.remove(FileDescriptor(rawValue: registeredFD)) }
+        if registeredFD >= 0 { try? epoll.remove(FileDescriptor(rawValue: registeredFD)) }
         registeredFD = -1
         bus?.close()
         bus = nil

@@ -66,7 +66,7 @@ final class UserAllowance {
     }
 }
 
-/// The server's S-48 state (one stored property of `Server`).
+/// The server's S-48 state (one stored property of `ServerCore`).
 struct LogLimits {
     var allowances: [UserID: UserAllowance] = [:]
     /// Free space on the log's file system is below `[Log] ReserveSpace=`
@@ -87,7 +87,7 @@ struct LogLimits {
     var memoryReleases = 0
 }
 
-extension Server {
+extension ServerCore {
     /// The shared record of `uid`, made at its first connection.
     func allowance(for uid: UserID) -> UserAllowance {
         if let existing = limits.allowances[uid] { return existing }

@@ -135,7 +135,7 @@ enum LogReadAccess {
     }
 }
 
-extension Server {
+extension ServerCore {
     /// The log's readers are set at start (LogReadAccess); a reload says so
     /// rather than seeming to grant or revoke.
     func noteRestartOnlyLogReaders(_ fresh: DaemonConfiguration) {

@@ -9,14 +9,14 @@
 import LocalAuthSystem
 import LocalAuthCore
 
-extension Server {
+extension ServerCore {
     /// Contexts ended since the last release that make one worth its cost.
     static let contextsWorthARelease = 256
 
     func releaseMemoryAfterClosedContexts() {
         let ended = limits.contextsEnded
         defer { limits.contextsEndedAtLastTick = limits.contextsEnded }
-        guard ended >= Server.contextsWorthARelease, ended == limits.contextsEndedAtLastTick else { return }
+        guard ended >= ServerCore.contextsWorthARelease, ended == limits.contextsEndedAtLastTick else { return }
         limits.contextsEnded = 0
         limits.memoryReleases += 1
         authenticator.compactContexts()

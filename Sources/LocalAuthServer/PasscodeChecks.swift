@@ -8,7 +8,7 @@ import LocalAuthCore
 import LocalAuthProtocol
 import LocalAuthSystem
 
-extension Server {
+extension ServerCore {
     /// Starts every job the queue allows now.
     func startPasscodeJobs() {
         while let (uid, job) = passcodeQueue.next() {
@@ -29,7 +29,7 @@ extension Server {
                 submitCheck(job, uid)
             case .newHash:
                 running[job.token] = job.purpose
-                workers.submit(token: job.token, .record(secret: job.secret, make: passcodes.recordMaker))
+                actions.append(.runPasscodeJob(token: job.token, .record(secret: job.secret, make: passcodes.recordMaker)))
             }
         }
     }
@@ -50,11 +50,12 @@ extension Server {
     private func submitCheck(_ job: PasscodeJob, _ uid: UserID) {
         counters.passcodeChecks += 1
         running[job.token] = job.purpose
-        workers.submit(token: job.token, .verify(secret: job.secret, check: passcodes.checker(for: uid)))
+        actions.append(.runPasscodeJob(token: job.token, .verify(secret: job.secret, check: passcodes.checker(for: uid))))
     }
 
-    func completePasscodeChecks() {
-        for completion in workers.drain() {
+    /// The workers' results (the shell drained them).
+    func passcodeJobsFinished(_ completions: [PasscodeWorkers.Completion]) {
+        for completion in completions {
             guard let check = running.removeValue(forKey: completion.token) else { continue }
             if abandonedChecks.remove(completion.token) != nil {
                 passcodeQueue.finished(check.uid)

@@ -10,7 +10,7 @@
 import LocalAuthCore
 import LocalAuthProtocol
 
-extension Server {
+extension ServerCore {
     /// Bytes of a context's string properties.
     static func propertyBytes(_ context: ContextState) -> Int {
         (context.fallbackTitle?.utf8.count ?? 0) + (context.cancelTitle?.utf8.count ?? 0)

@@ -4,7 +4,7 @@
 import LocalAuthCore
 import LocalAuthProtocol
 
-extension Server {
+extension ServerCore {
     /// Runs a command and delivers what its events mean to their owners.
     @discardableResult
     func run(_ command: Command, connection: Connection?, tag: String?, now: Int64) -> Authenticator.Outcome {

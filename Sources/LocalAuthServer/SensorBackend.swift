@@ -22,7 +22,7 @@ protocol SensorBackend: AnyObject {
     /// (S-43: a check then waits for the answer, EnrollmentParking.swift).
     var canListFingers: Bool { get }
     /// Asks for `uid`'s enrolled fingers; whatever happens, the backend
-    /// then calls `Server.enrollmentQueryEnded(uid, query:)` (a second end
+    /// then calls `ServerCore.enrollmentQueryEnded(uid, query:)` (a second end
     /// of the same query is ignored there, and one that never comes is
     /// ended by the server's limit).
     func listFingers(_ uid: UserID, query: UInt64)
@@ -57,7 +57,7 @@ final class SimulatedSensor: SensorBackend {
     func scanCancelled(uid: UserID) { scanning.remove(uid) }
 }
 
-extension Server {
+extension ServerCore {
     /// A reading from a real sensor for `uid`'s waiting prompt: the same
     /// command as the `sensor` verb's, so a no-match is durable before any
     /// byte that reveals it (S-40, the reply gate).

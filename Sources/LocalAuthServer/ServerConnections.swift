@@ -1,116 +1,96 @@
-// Accepting, reading and closing connections. Identity comes from
-// SO_PEERCRED at accept time; limits are enforced here (MaxConnections,
-// MaxConnectionsPerUser, line length, half lines).
+// Connections as the core sees them: opened (with the peer's SO_PEERCRED
+// credentials, read by the shell), bytes received, the peer gone, closed.
+// Limits are enforced here (MaxConnections, MaxConnectionsPerUser, line
+// length, half lines); the shell accepts, reads and closes sockets.
 import LocalAuthCore
 import LocalAuthProtocol
 import LocalAuthSystem
 
-extension Server {
-    func acceptAll() {
-        while !stopping {
-            let accepted: FileDescriptor?
-            do {
-                accepted = try UnixSocket.accept(listener)
-            } catch {
-                // EMFILE and friends: stop for now, the next tick retries.
-                DaemonLog.error("Failed to accept a connection: \(error)")
-                return
-            }
-            guard let fd = accepted else { return }
-            guard let peer = try? PeerCredentials(socket: fd) else {
-                try? fd.close()
-                continue
-            }
-            let perUser = connectionsPerUser[peer.uid, default: 0]
-            if connections.count >= configuration.daemon.maxConnections || perUser >= configuration.daemon.maxConnectionsPerUser {
-                counters.refusedConnections += 1
-                var refusal = LineWriter(capacity: 160)
-                refusal.appendProtocolError(tag: "*", ProtocolError(.limitExceeded, "Too many connections."))
-                refusal.appendBye(reason: "limit")
-                _ = try? fd.send(refusal.bytes)
-                try? fd.close()
-                continue
-            }
-            let connection = Connection(id: nextConnectionID, fd: fd, peer: peer, isAdmin: false)
-            nextConnectionID += 1
-            do {
-                try epoll.add(fd, events: [.readable, .readHangUp], data: connection.id)
-            } catch {
-                try? fd.close()
-                continue
-            }
-            _ = adminVerdict(connection)  // S-51: asks AdminGroup ahead of the first request
-            connections[connection.id] = connection
-            connectionsPerUser[peer.uid, default: 0] += 1
-            connection.allowance = allowance(for: peer.uid)
-            connection.allowance?.connections += 1
-            counters.accepted += 1
+extension ServerCore {
+    /// Whether the shell should accept connections now (not while stopping).
+    var acceptsConnections: Bool { !stopping }
+
+    /// A client connected: let in, or refused with the bytes to write before closing.
+    func connectionOpened(peer: PeerCredentials) -> Admission {
+        let perUser = connectionsPerUser[peer.uid, default: 0]
+        if connections.count >= configuration.daemon.maxConnections || perUser >= configuration.daemon.maxConnectionsPerUser {
+            counters.refusedConnections += 1
+            var refusal = LineWriter(capacity: 160)
+            refusal.appendProtocolError(tag: "*", ProtocolError(.limitExceeded, "Too many connections."))
+            refusal.appendBye(reason: "limit")
+            return .refused(bytes: refusal.bytes)
+        }
+        let connection = Connection(id: nextConnectionID, peer: peer, isAdmin: false)
+        nextConnectionID += 1
+        _ = adminVerdict(connection)  // S-51: asks AdminGroup ahead of the first request
+        connections[connection.id] = connection
+        connectionsPerUser[peer.uid, default: 0] += 1
+        connection.allowance = allowance(for: peer.uid)
+        connection.allowance?.connections += 1
+        counters.accepted += 1
+        return .accepted(connection.id)
+    }
+
+    /// Whether the shell may read N's socket now: open, and no request of
+    /// it waits (a paused connection's lines stay in the kernel).
+    func isReading(_ id: Connection.ID) -> Bool {
+        guard let connection = connections[id] else { return false }
+        return connection.isOpen && !connection.readingPaused
+    }
+
+    /// One read's bytes (count > 0). Returns whether the shell may read
+    /// this connection again now (`isReading`).
+    @discardableResult
+    func received(_ bytes: UnsafeRawBufferPointer, on id: Connection.ID) -> Bool {
+        lastInputHeldSecret = false
+        guard let connection = connections[id], connection.isOpen, !connection.readingPaused else { return false }
+        connection.splitter.append(bytes)
+        // S-43's freshness stamp of the lines this read brought.
+        readStamp &+= 1
+        lineStamp = readStamp
+        processLinesAndWipe(connection)
+        // Lines left unhandled (behind a parked request, or behind an early
+        // write) may hold a secret: the shell's copy of them goes now (S-50).
+        if connection.readingPaused || connection.linesWaiting { lastInputHeldSecret = true }
+        guard connection.isOpen, !connection.readingPaused else { return false }
+        connection.partialLineSince = connection.splitter.hasPartialLine
+            ? (connection.partialLineSince ?? turn.monotonic) : nil
+        return true
+    }
+
+    /// Handles the lines buffered on `connection`; the copies of a line
+    /// with a secret go once the batch is handled (S-50).
+    func processLinesAndWipe(_ connection: Connection) {
+        processLines(connection)
+        if connection.readingPaused { secretSeen = true }
+        if secretSeen {
+            secretSeen = false
+            lastInputHeldSecret = true
+            SecretMemory.wipe(lineBuffer.baseAddress!, count: lineBuffer.count)
+            connection.splitter.wipeReturned()
         }
     }
 
-    func connectionEvent(_ id: UInt64, _ events: Epoll.Events) {
+    /// EOF, a reset, EPOLLHUP or EPOLLERR on N's socket.
+    func peerClosed(_ id: Connection.ID) {
         guard let connection = connections[id] else { return }
-        if !connection.isOpen && (events.contains(.hangUp) || events.contains(.error)) {
-            return close(connection)  // nobody left to read what is owed
-        }
-        if connection.readingPaused && (events.contains(.hangUp) || events.contains(.error)) {
-            // Gone while a request waited for fprintd: epoll reports the
-            // hang-up at every turn, and nobody will read the answers.
-            return peerGone(connection)
-        }
-        if events.contains(.writable) {
-            // Output queued earlier in this turn may depend on events not yet
-            // on the log's file: they go first (cheap when there are none).
-            writeLog()
-            flush(connection)
-        }
-        guard !connection.isClosed else { return }
-        if events.contains(.readable) || events.contains(.readHangUp) || events.contains(.hangUp) || events.contains(.error) {
-            read(connection)
-        }
+        // Closing already: nobody is left to read what is owed.
+        connection.isOpen ? peerGone(connection) : close(connection)
     }
 
-    func read(_ connection: Connection) {
-        var budget = 16  // reads per wakeup, so one client cannot starve the rest
-        while budget > 0, connection.isOpen, !connection.readingPaused {
-            budget -= 1
-            let count: Int?
-            do {
-                count = try readBuffer.withUnsafeMutableBytes { buffer throws(SystemError) in
-                    try connection.fd.receive(into: buffer)
-                }
-            } catch {
-                peerGone(connection)
-                return
-            }
-            guard let count else { break }  // would block
-            if count == 0 {
-                peerGone(connection)
-                return
-            }
-            readBuffer.withUnsafeBytes { connection.splitter.append(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
-            // S-43's freshness stamp of the lines this read brought.
-            readStamp &+= 1
-            lineStamp = readStamp
-            processLines(connection)
-            // Lines left unhandled behind a parked request may hold a
-            // secret: this copy of them goes now (S-50).
-            if connection.readingPaused { secretSeen = true }
-            if secretSeen {
-                // S-50: the bytes of a line with a secret leave no copy behind.
-                secretSeen = false
-                readBuffer.withUnsafeMutableBytes { SecretMemory.wipe($0.baseAddress!, count: count) }
-                SecretMemory.wipe(lineBuffer.baseAddress!, count: lineBuffer.count)
-                connection.splitter.wipeReturned()
-            }
-            // A short read emptied the socket: epoll is level-triggered and
-            // reports the rest (and EOF) next turn; skip the EAGAIN read.
-            if count < readBuffer.count { break }
-        }
-        if connection.isOpen, !connection.readingPaused {
-            connection.partialLineSince = connection.splitter.hasPartialLine
-                ? (connection.partialLineSince ?? MonotonicClock.nowNanos()) : nil
-        }
+    /// N's socket failed (a write error, epoll refused it): forgotten at once.
+    func connectionFailed(_ id: Connection.ID) {
+        guard let connection = connections[id] else { return }
+        close(connection)
+    }
+
+    /// EPOLLOUT on N's socket.
+    func writable(_ id: Connection.ID) {
+        guard let connection = connections[id] else { return }
+        // Output queued earlier in this turn may depend on events not yet
+        // on the log's file: they go first (cheap when there are none).
+        writeLog()
+        flush(connection)
     }
 
     func processLines(_ connection: Connection) {
@@ -119,6 +99,7 @@ extension Server {
         // The authenticator is taken once for the batch: read from its `var`
         // for each request, it was retained and released around every call.
         let authenticator = self.authenticator
+        connection.linesWaiting = false
         while connection.isOpen, !connection.readingPaused, let event = connection.splitter.next(copyingInto: lineBuffer) {
             switch event {
             case .lineTooLong:
@@ -128,6 +109,13 @@ extension Server {
                 counters.requests += 1
                 connection.partialLineSince = nil
                 handle(line, on: connection, authenticator)
+                // Much output queued: it is written before the next line
+                // (`wrote` goes on), as a client that reads while it
+                // pipelines must not be mistaken for one that does not read.
+                if connection.sendPending, connection.isOpen {
+                    connection.linesWaiting = true
+                    return
+                }
             }
         }
     }
@@ -178,26 +166,23 @@ extension Server {
     func beginClose(_ connection: Connection) {
         guard connection.isOpen else { return }
         if connection.readingPaused { forgetParked(connection) }
-        connection.state = .closing(since: MonotonicClock.nowNanos())
+        connection.state = .closing(since: turn.monotonic)
         markForFlush(connection)
         connection.partialLineSince = nil
         endContexts(of: connection)
         // No more reading: watch only for writability while output is unsent.
-        let events: Epoll.Events = connection.hasUnsentOutput ? [.writable] : []
-        try? epoll.modify(connection.fd, events: events, data: connection.id)
+        actions.append(.watch(connection.id, reading: false, writing: connection.hasUnsentOutput))
         if connection.hasUnsentOutput { watchingWritable.insert(connection.id) } else { watchingWritable.remove(connection.id) }
     }
 
     func close(_ connection: Connection) {
         guard !connection.isClosed else { return }
         if connection.readingPaused { forgetParked(connection) }
-        // Stops any read or line loop still holding this connection: its fd
-        // number may be reused at once (a new segment, a snapshot file).
+        // Stops any line loop still holding this connection.
         connection.state = .closed
         if !connection.contexts.isEmpty { endContexts(of: connection) }
         if !watches.isEmpty { forgetWatches(of: connection) }
-        try? epoll.remove(connection.fd)
-        try? connection.fd.close()
+        actions.append(.close(connection.id))
         // Its held output vanishes with it.
         replyGate.forget(connection.id)
         watchingWritable.remove(connection.id)

@@ -9,15 +9,15 @@ import LocalAuthCore
 import LocalAuthProtocol
 import LocalAuthSystem
 
-extension Server {
+extension ServerCore {
     static let logRetryInterval: UInt64 = 5_000_000_000
 
     func failClosed(_ why: String) {
         logFailure = why
-        lastReopenAttempt = MonotonicClock.nowNanos()
+        lastReopenAttempt = turn.monotonic
         DaemonLog.error("The event log failed (\(why)); refusing to act until it can record again.",
                         fields: [("LOCALAUTH_SEQ", String(authenticator.recorder.durableSeq))])
-        _ = try? Systemd.notify("STATUS=Failing closed: the event log cannot record events")
+        actions.append(.notify("STATUS=Failing closed: the event log cannot record events"))
         // Replies held behind a failure that will never be durable are
         // dropped unsent; the request stream of such a connection is then
         // broken, so it is closed after the refusal.
@@ -45,8 +45,8 @@ extension Server {
 
     /// In the tick while failed: try to reopen the log now and then.
     func retryLog() {
-        let monotonic = MonotonicClock.nowNanos()
-        guard let reopen = reopenLog, monotonic - lastReopenAttempt >= Server.logRetryInterval else { return }
+        let monotonic = turn.monotonic
+        guard let reopen = reopenLog, monotonic - lastReopenAttempt >= ServerCore.logRetryInterval else { return }
         lastReopenAttempt = monotonic
         do {
             authenticator = try reopen()
@@ -63,7 +63,7 @@ extension Server {
             contextOwners.removeAll()
             DaemonLog.notice("The event log records again; serving.", id: .started,
                              fields: [("LOCALAUTH_SEQ", String(authenticator.recorder.lastSeq))])
-            _ = try? Systemd.notify("STATUS=\(statusLine)")
+            actions.append(.notify("STATUS=\(statusLine)"))
         } catch {
             DaemonLog.error("Failed to reopen the event log, still refusing to act: \(error)")
         }

@@ -1,13 +1,13 @@
-// The output side of the event loop: the ReplyGate says where each byte
-// goes (the connection's output, or held behind the newest undurable
-// failure, S-40), journal entries that reveal one wait in it too, and
-// queued bytes are written to the sockets at the end of each turn (or early
-// when a lot is queued). The only place that writes to a client's socket.
+// The output side of the core: the ReplyGate says where each byte goes (the
+// connection's output, or held behind the newest undurable failure, S-40),
+// journal entries that reveal one wait in it too, and queued bytes are
+// handed to the shell (`.send`) at the end of each turn, or early when a lot
+// is queued. The shell writes them and reports `wrote`.
 import LocalAuthCore
 import LocalAuthProtocol
 import LocalAuthSystem
 
-extension Server {
+extension ServerCore {
     /// Queues bytes for a connection, behind the newest undurable failure (S-40).
     func send(_ bytes: [UInt8], to connection: Connection) {
         if admitsOutput(connection) {
@@ -55,9 +55,9 @@ extension Server {
         // Write early when a lot is queued, so a client that reads while it
         // pipelines is not mistaken for one that does not read; the events
         // behind those replies reach the log's file first.
-        if connection.unsentByteCount > 16384 {
+        if connection.unsentByteCount > 16384, !connection.sendPending {
             writeLog()
-            if !writeOut(connection) { return close(connection) }
+            requestSend(connection)
         }
         if connection.unsentByteCount + replyGate.heldByteCount(connection.id) > configuration.daemon.maxPendingBytes,
            connection.isOpen {
@@ -127,10 +127,48 @@ extension Server {
     }
 
     func flush(_ connection: Connection) {
-        if !writeOut(connection) {
-            close(connection)
-            return
+        if connection.hasUnsentOutput { return requestSend(connection) }
+        afterWrite(connection)
+    }
+
+    /// Asks the shell to write the connection's output (once until `wrote`).
+    @inline(__always)
+    func requestSend(_ connection: Connection) {
+        guard !connection.sendPending else { return }
+        connection.sendPending = true
+        actions.append(.send(connection.id))
+    }
+
+    /// For `.send`: the connection's unsent output, borrowed (no copy); nil
+    /// when the connection is gone.
+    func withUnsentOutput<R>(_ id: Connection.ID, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R? {
+        guard let connection = connections[id], !connection.isClosed else { return nil }
+        let start = connection.sentUpTo
+        return try connection.output.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start...])) }
+    }
+
+    /// After `.send`: the kernel took `count` bytes (0: it would block).
+    func wrote(_ id: Connection.ID, count: Int) {
+        guard let connection = connections[id], !connection.isClosed else { return }
+        connection.sendPending = false
+        connection.sentUpTo += count
+        connection.dropSent()
+        if stopped { return }
+        afterWrite(connection)
+        // Lines left behind an early write are handled now.
+        if connection.linesWaiting, connection.isOpen, !connection.readingPaused {
+            processLinesAndWipe(connection)
+            if connection.isOpen, !connection.readingPaused {
+                connection.partialLineSince = connection.splitter.hasPartialLine
+                    ? (connection.partialLineSince ?? turn.monotonic) : nil
+            }
         }
+    }
+
+    /// A connection whose output was written (or that had none): closed
+    /// once drained if closing; epoll watches for writability while output
+    /// is unsent.
+    private func afterWrite(_ connection: Connection) {
         if !connection.isOpen && !connection.hasUnsentOutput && !replyGate.isHolding(connection.id)
             && connection.evaluationTags.isEmpty {
             close(connection)
@@ -140,30 +178,8 @@ extension Server {
         let watching = !watchingWritable.isEmpty && watchingWritable.contains(connection.id)
         if wantWritable != watching {
             if wantWritable { watchingWritable.insert(connection.id) } else { watchingWritable.remove(connection.id) }
-            let reading: Epoll.Events = connection.isOpen && !connection.readingPaused ? [.readable, .readHangUp] : []
-            let events: Epoll.Events = wantWritable ? reading.union(.writable) : reading
-            try? epoll.modify(connection.fd, events: events, data: connection.id)
+            actions.append(.watch(connection.id, reading: connection.isOpen && !connection.readingPaused, writing: wantWritable))
         }
-    }
-
-    /// Writes what it can of the connection's output without blocking.
-    /// Returns false if the peer is gone.
-    func writeOut(_ connection: Connection) -> Bool {
-        while connection.sentUpTo < connection.output.count {
-            let result: Int?
-            do {
-                let start = connection.sentUpTo
-                result = try connection.output.withUnsafeBytes { buffer throws(SystemError) in
-                    try connection.fd.send(UnsafeRawBufferPointer(rebasing: buffer[start...]))
-                }
-            } catch {
-                return false
-            }
-            guard let written = result else { break }  // would block
-            connection.sentUpTo += written
-        }
-        connection.dropSent()
-        return true
     }
 }
 

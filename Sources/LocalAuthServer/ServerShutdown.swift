@@ -5,10 +5,12 @@ import LocalAuthCore
 import LocalAuthProtocol
 import LocalAuthSystem
 
-extension Server {
+extension ServerCore {
+    /// S-32, first half: final answers and `* BYE`, then a sync is asked
+    /// for; the shell waits (bounded) while `awaitsDurability`, then calls
+    /// `finishShutdown`.
     func shutdown() {
-        _ = try? Systemd.notify("STOPPING=1\nSTATUS=Shutting down")
-        try? epoll.remove(listener)
+        actions.append(.notify("STOPPING=1\nSTATUS=Shutting down"))
         answerParkedRequests()
         // Final answers for running evaluations go to their owners first.
         run(.stop, connection: nil, tag: nil, now: now)
@@ -21,21 +23,23 @@ extension Server {
             send(writer.bytes, to: connection)
         }
         contextOwners.removeAll()
-        // Wait (bounded) for the log to make everything durable, then send.
-        let deadline = MonotonicClock.nowNanos() + 1_500_000_000
         authenticator.recorder.flush(durableThrough: authenticator.recorder.lastSeq)
-        while authenticator.recorder.durableSeq < authenticator.recorder.lastSeq,
-              authenticator.recorder.failure == nil, MonotonicClock.nowNanos() < deadline {
-            _ = try? epoll.wait(timeoutMilliseconds: 10)
-            _ = try? durabilityWake.drain()
-        }
+    }
+
+    /// Whether the log has not yet made everything durable (and can).
+    var awaitsDurability: Bool {
+        authenticator.recorder.durableSeq < authenticator.recorder.lastSeq && authenticator.recorder.failure == nil
+    }
+
+    /// S-32, second half: what is durable is released and written once;
+    /// every connection is then forgotten (the shell closes the sockets).
+    func finishShutdown() {
         releaseDurableOutput()
-        for connection in connections.values {
-            _ = writeOut(connection)
-            try? epoll.remove(connection.fd)
-            try? connection.fd.close()
+        stopped = true
+        for connection in connections.values where connection.hasUnsentOutput {
+            actions.append(.send(connection.id))
         }
-        connections.removeAll()
+        for id in connections.keys { actions.append(.close(id)) }
         DaemonLog.notice("Stopped.", id: .stopped)
     }
 }

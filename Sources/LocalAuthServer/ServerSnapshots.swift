@@ -2,16 +2,12 @@
 // finished is recorded as a `snapshot-recorded` event, appended like any
 // other event (so the chain vouches for the file), on the loop.
 import LocalAuthCore
+import LocalAuthLog
 
-extension Server {
-    func watchSnapshots(_ inbox: SnapshotInbox) throws {
-        snapshotInbox = inbox
-        try epoll.add(inbox.wake.fileDescriptor, events: .readable, data: Token.snapshots.rawValue)
-    }
-
-    func recordWrittenSnapshots() {
-        guard let inbox = snapshotInbox else { return }
-        for written in inbox.drain() where logFailure == nil {
+extension ServerCore {
+    /// The snapshots the writer finished (the shell drained its inbox).
+    func snapshotsWritten(_ written: [(seq: UInt64, digest: ChainHead)]) {
+        for written in written where logFailure == nil {
             _ = run(.recordSnapshot(seq: written.seq, sha256: written.digest.hex), connection: nil, tag: nil, now: now)
         }
     }

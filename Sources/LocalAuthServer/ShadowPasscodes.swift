@@ -167,7 +167,7 @@ final class ShadowScanner: Sendable {
     }
 }
 
-extension Server {
+extension ServerCore {
     /// Every tick: a difference the scanner found becomes a `passcode-changed`
     /// recorded by the daemon itself (like the start-up reconciliation).
     func noticeLoginPasswordChanges() {

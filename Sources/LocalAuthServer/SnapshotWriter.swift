@@ -83,7 +83,7 @@ final class SnapshotWriter: Sendable {
 }
 
 /// Snapshots written and not yet recorded in the log: filled by the
-/// snapshot queue, drained by the loop (`Server.recordWrittenSnapshots`).
+/// snapshot queue, drained by the shell (`ServerCore.snapshotsWritten`).
 final class SnapshotInbox: Sendable {
     let wake: EventFD
     private let written = Mutex<[(seq: UInt64, digest: ChainHead)]>([])

@@ -40,7 +40,7 @@ struct SpaceLook {
     var claimed: Int64 = 0
 }
 
-extension Server {
+extension ServerCore {
     var logDirectory: String { configuration.daemon.stateDirectory + "/log" }
 
     /// Records that may be appended between two looks at the free space.
@@ -48,7 +48,7 @@ extension Server {
 
     /// End of a loop turn: look now if many records went in since the last look.
     func judgeSpaceReserveIfMuchWasAppended() {
-        if authenticator.recorder.lastSeq &- limits.spaceJudgedAtSeq >= Server.judgeEveryRecords { judgeSpaceReserve() }
+        if authenticator.recorder.lastSeq &- limits.spaceJudgedAtSeq >= ServerCore.judgeEveryRecords { judgeSpaceReserve() }
     }
 
     /// A look (the tick, or after many records): the free space now, by statvfs.

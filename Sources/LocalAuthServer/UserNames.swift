@@ -1,7 +1,7 @@
 // The passwd name of a uid, which fprintd wants (Claim, ListEnrolledFingers).
 // getpwuid_r may ask NSS (LDAP, sssd) and take seconds, so it runs on a
 // thread of its own, never on the event loop; the answer comes back through
-// an eventfd (Server.Token.sensorNames) and is cached for the daemon's life
+// an eventfd (EventLoop.Token.sensorNames) and is cached for the daemon's life
 // (a uid's name changing under a running daemon is not supported).
 //
 // A plain pthread, not a Dispatch queue: a lookup blocks in NSS for as long

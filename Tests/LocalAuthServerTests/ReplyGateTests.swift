@@ -205,10 +205,9 @@ final class ReplyGateTests: XCTestCase {
 
     nonisolated(unsafe) static var nextID: UInt64 = 100
 
-    /// A connection over one end of a socket pair (the test never writes to it).
+    /// A connection (the core's record: no socket).
     static func connection() throws -> Connection {
-        let (local, _) = try UnixSocket.pair()
         nextID += 1
-        return Connection(id: nextID, fd: local, peer: PeerCredentials(pid: 1, uid: 1000, gid: 1000), isAdmin: false)
+        return Connection(id: nextID, peer: PeerCredentials(pid: 1, uid: 1000, gid: 1000), isAdmin: false)
     }
 }

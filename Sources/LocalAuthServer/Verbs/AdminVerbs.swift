@@ -5,7 +5,7 @@ import LocalAuthCore
 import LocalAuthProtocol
 import LocalAuthSystem
 
-extension Server {
+extension ServerCore {
     func status(_ request: Request, _ connection: Connection) {
         guard let uid = targetUID(request, connection) else { return }
         let status = authenticator.state.status(uid, now: now)

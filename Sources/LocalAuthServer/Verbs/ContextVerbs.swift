@@ -3,7 +3,7 @@ import LocalAuthCore
 import LocalAuthProtocol
 import LocalAuthSystem
 
-extension Server {
+extension ServerCore {
     func newContext(_ request: Request, _ connection: Connection) {
         // Only open contexts count: an invalidated one costs its owner nothing.
         let open = connection.contexts.count - connection.invalidated.count

@@ -5,7 +5,7 @@ import LocalAuthCore
 import LocalAuthProtocol
 import LocalAuthSystem
 
-extension Server {
+extension ServerCore {
     func evaluate(_ request: Request, _ connection: Connection) {
         guard let ctx = ownedContext(request, connection), let policy = policy(request, connection) else { return }
         // S-43: before anything is counted (S-48), so that the request runs once when it is let go.

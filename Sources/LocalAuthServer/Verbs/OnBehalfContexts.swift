@@ -6,7 +6,7 @@
 import LocalAuthCore
 import LocalAuthProtocol
 
-extension Server {
+extension ServerCore {
     /// The subject and origin of a `new` request, or nil after replying with
     /// the refusal. Without any of the keys: the caller's own context.
     func contextSubject(_ request: Request, _ connection: Connection) -> (uid: UserID, origin: ContextOrigin)? {
@@ -35,7 +35,7 @@ extension Server {
         var origin = ContextOrigin(caller: connection.peer.uid, passcodePrompts: true)
         for (key, field) in [("service", \ContextOrigin.service), ("tty", \.tty), ("rhost", \.rhost)] {
             guard let value = request.arguments.value(for: key) else { continue }
-            guard Server.isRecordable(value) else {
+            guard ServerCore.isRecordable(value) else {
                 reply(connection, request.tag, ProtocolError(.badArgument,
                     "\(key)= must be 1 to \(ContextOrigin.maximumFieldBytes) bytes without control characters."))
                 return nil

@@ -33,7 +33,7 @@ struct PasscodeJob {
     var secret: SecretBytes
 }
 
-extension Server {
+extension ServerCore {
     func setPasscode(_ request: Request, _ connection: Connection) {
         secretSeen = true
         if refusesLoginPasswordChange(request, connection) { return }

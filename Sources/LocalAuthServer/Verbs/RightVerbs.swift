@@ -25,7 +25,7 @@ struct PendingRightAuthorization {
     var generation: UInt64
 }
 
-extension Server {
+extension ServerCore {
     func rightSave(_ request: Request, _ connection: Connection) {
         secretSeen = true
         let uid = connection.peer.uid

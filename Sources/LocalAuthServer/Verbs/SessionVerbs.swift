@@ -2,7 +2,7 @@
 import LocalAuthCore
 import LocalAuthProtocol
 
-extension Server {
+extension ServerCore {
     func hello(_ request: Request, _ connection: Connection) {
         if let wanted = request.arguments.value(for: "protocol"), wanted != "1" {
             return reply(connection, request.tag, ProtocolError(.badArgument, "Only protocol 1 is spoken here."))

@@ -10,7 +10,7 @@
 import LocalAuthCore
 import LocalAuthProtocol
 
-extension Server {
+extension ServerCore {
     func watch(_ request: Request, _ connection: Connection) {
         guard let uid = targetUID(request, connection) else { return }
         if !watches.isWatching(connection, uid), watches.count(of: connection) >= WatchTable.maximumPerConnection {

@@ -1,25 +1,16 @@
-// The single-threaded epoll loop. Everything that touches state runs here:
-// accepting, reading and parsing lines, running commands through the
-// Authenticator, timers, signals. Slow work (yescrypt) and fsync run on other
-// threads and come back through eventfds.
-import Glibc
+// The daemon's protocol logic and state, without I/O (issue #18 item 1):
+// the epoll shell (EventLoop.swift) feeds it inputs (a turn's time,
+// connections opened, bytes read, writes done, ticks, signals, the workers'
+// and lookups' answers) and performs the actions it appends to `actions`
+// (ServerAction.swift). It owns no file descriptor, no thread and reads no
+// clock; its ports are the EventRecorder (inside the Authenticator), the
+// PasscodeBackend and the SensorBackend.
 import LocalAuthConfig
 import LocalAuthCore
 import LocalAuthProtocol
 import LocalAuthSystem
 
-final class Server {
-    enum Token: UInt64 {
-        case listener = 1, signals, ticker, passcodes, durability
-        /// Backend=fprintd: the D-Bus socket, and passwd answers (S-43).
-        case sensorBus, sensorNames
-        /// Snapshots written off the loop, to record (S-49).
-        case snapshots
-        /// AdminGroup lookups answered off the loop (S-51).
-        case adminLookups
-        static let firstConnection: UInt64 = 16
-    }
-
+final class ServerCore {
     var configuration: DaemonConfiguration
     /// Replaced only when the log is reopened after a write failure.
     var authenticator: Authenticator
@@ -28,20 +19,19 @@ final class Server {
     var lastReopenAttempt: UInt64 = 0
     /// Reopens the log after a write failure; nil = cannot.
     var reopenLog: (() throws -> Authenticator)?
-    let epoll: Epoll
-    let listener: FileDescriptor
-    let signals: SignalFD
-    let ticker: TimerFD
-    let workers: PasscodeWorkers
-    let durabilityWake: EventFD
     let passcodes: PasscodeBackend
     let daemonUID: UserID
     let version: String
+    /// What the shell is to do, in order (ServerAction.swift); drained with `takeActions(into:)`.
+    var actions: [ServerAction] = []
+    /// The current turn's time (`beginTurn`): the core's only clock.
+    var turn = TurnTime(wall: 0, boot: 0, monotonic: 0)
 
     var connections: [Connection.ID: Connection] = [:]
     var connectionsPerUser: [UserID: Int] = [:]
     var contextOwners: [ContextID: Connection] = [:]
-    var nextConnectionID: Connection.ID = Token.firstConnection
+    /// 16 on: the shell's epoll tokens below 16 are its own fds.
+    var nextConnectionID: Connection.ID = 16
     /// S-40: every byte and journal entry held behind an undurable failure.
     var replyGate = ReplyGate<() -> Void>()
     /// Connections that queued output or began closing since the last `flushAll`.
@@ -61,7 +51,10 @@ final class Server {
     /// S-7: fingerprint of each user's last wrong passcode, in memory only.
     var wrongPasscodes = WrongPasscodeMemory()
     var stopping = false
-    /// Set once in init (FprintdSensor needs the server).
+    /// Shutdown finished (`finishShutdown`): the shell exits.
+    var stopped = false
+    var isStopped: Bool { stopped }
+    /// Set by the shell (`useSensor`) under Backend=fprintd.
     private(set) var sensorBackend: SensorBackend = SimulatedSensor()
     /// `sensorBackend.isSimulated`, kept as a stored flag: the hot
     /// can-evaluate path reads it without a call through the protocol.
@@ -70,7 +63,8 @@ final class Server {
     var scanning: Set<UserID> = []
     var reloadRequested = false
     var lastWatchdog: UInt64 = 0
-    let watchdogInterval: UInt64?
+    /// WATCHDOG_USEC (µs), from the shell's environment; nil = no pings.
+    var watchdogInterval: UInt64?
     /// Users locked out (biometry or admin lock), for STATUS= and the
     /// lockout-lifted journal entry.
     var lockedOut: Set<UserID> = []
@@ -84,8 +78,10 @@ final class Server {
     var reportedLogFailure = false
     /// Test hook: with LOCALAUTHD_TEST_HANG=N in the environment, SIGUSR2
     /// makes the event loop sleep N seconds (so WATCHDOG=1 pings stop).
-    let testHangSeconds = DaemonLog.testHangSeconds()
-    var readBuffer = [UInt8](repeating: 0, count: 65536)
+    var testHangSeconds: UInt32?
+    /// Set by `received` when the bytes it was given held (or may hold) a
+    /// secret: the shell wipes its read buffer (S-50).
+    var lastInputHeldSecret = false
     /// The line being handled, copied out of its connection's splitter
     /// (room for the longest line the protocol allows). One for the server:
     /// lines are handled one at a time, and handling one never reads input
@@ -98,17 +94,14 @@ final class Server {
     var secretSeen = false
     /// Administrator rights, judged per request (S-51).
     var adminRights = AdminRights<ParkedRequest>()
-    let adminLookups: LookupThread<GroupQuery, Bool>
     /// Checks each request line in place (its span buffer is reused).
     var requestScanner = RequestScanner()
     /// The last successful can-evaluate reply, rendered.
     let checkedReplies = CheckedReplies()
-    /// Reloads the configuration files (SIGHUP); nil = nothing to reload.
-    var reload: (() throws -> DaemonConfiguration)?
+    /// Whether the shell can read the configuration files again (SIGHUP).
+    var canReload = false
     /// `watch`es (WatchVerbs.swift); empty unless someone watches.
     var watches = WatchTable()
-    /// Snapshots written off the loop, to record (ServerSnapshots.swift).
-    var snapshotInbox: SnapshotInbox?
     /// LARight's rights and the key of their secrets (RightVerbs.swift);
     /// the daemon sets both before it serves.
     var rights = RightStore(path: "/dev/null")
@@ -125,39 +118,22 @@ final class Server {
     var readStamp: UInt64 = 0
     var lineStamp: UInt64 = 0
 
-    init(configuration: DaemonConfiguration, authenticator: Authenticator, listener: FileDescriptor,
-         signals: SignalFD, durabilityWake: EventFD, passcodes: PasscodeBackend, version: String) throws {
+    init(configuration: DaemonConfiguration, authenticator: Authenticator, passcodes: PasscodeBackend,
+         version: String, daemonUID: UserID, passcodeWorkers: Int = 2) {
         self.configuration = configuration
         self.authenticator = authenticator
-        self.listener = listener
-        self.signals = signals
-        self.durabilityWake = durabilityWake
         self.passcodes = passcodes
         self.version = version
-        daemonUID = Accounts.currentUID()
-        epoll = try Epoll(capacity: 512)
-        ticker = try TimerFD()
-        workers = try PasscodeWorkers(count: 2)
-        adminLookups = try Server.makeAdminLookups()
-        passcodeQueue = PasscodeQueue(workers: workers.count, perUserLimit: Server.passcodeJobsPerUser)
-        watchdogInterval = Systemd.watchdogInterval()
+        self.daemonUID = daemonUID
+        passcodeQueue = PasscodeQueue(workers: max(1, passcodeWorkers), perUserLimit: ServerCore.passcodeJobsPerUser)
         lockedOut = Set(authenticator.state.users.compactMap { $0.value.biometryLockedOut || $0.value.adminLocked ? $0.key : nil })
-        try epoll.add(listener, events: .readable, data: Token.listener.rawValue)
-        try epoll.add(signals.fileDescriptor, events: .readable, data: Token.signals.rawValue)
-        try epoll.add(ticker.fileDescriptor, events: .readable, data: Token.ticker.rawValue)
-        try epoll.add(workers.wake.fileDescriptor, events: .readable, data: Token.passcodes.rawValue)
-        try epoll.add(durabilityWake.fileDescriptor, events: .readable, data: Token.durability.rawValue)
-        try epoll.add(adminLookups.wake.fileDescriptor, events: .readable, data: Token.adminLookups.rawValue)
-        // A coarse tick drives prompt timeouts, half-line timeouts and the watchdog.
-        try ticker.arm(afterNanoseconds: 100_000_000, intervalNanoseconds: 100_000_000)
-        if configuration.biometry.backend == .fprintd {
-            let fprintd = try FprintdSensor(address: configuration.biometry.fprintdBus, server: self)
-            sensorBackend = fprintd
-            sensorIsSimulated = false
-            try epoll.add(fprintd.names.wake.fileDescriptor, events: .readable, data: Token.sensorNames.rawValue)
-            authenticator.setSensorProblem(fprintd.problem)
-            fprintd.connectIfNeeded()
-        }
+    }
+
+    /// Backend=fprintd: the shell made the sensor (it owns its bus socket).
+    func useSensor(_ sensor: SensorBackend, problem: String?) {
+        sensorBackend = sensor
+        sensorIsSimulated = sensor.isSimulated
+        authenticator.setSensorProblem(problem)
     }
 
     deinit { lineBuffer.deallocate() }
@@ -170,7 +146,7 @@ final class Server {
     /// the seconds that S-5..S-11 and the prompt timeout measure).
     var now: Int64 {
         if let cached = turnClock { return cached }
-        let current = clock.read(wall: WallClock.nowMicros(), boot: BootClock.nowMicros())
+        let current = clock.read(wall: turn.wall, boot: turn.boot)
         turnClock = current
         return current
     }
@@ -180,61 +156,46 @@ final class Server {
     /// CLOCK_BOOTTIME (DaemonClock).
     lazy var clock = DaemonClock(floor: authenticator.state.clockHighWater)
 
-    /// Runs until SIGTERM/SIGINT, then shuts down cleanly (S-32).
-    func run() throws {
-        while !stopping {
-            let ready = try epoll.wait(timeoutMilliseconds: 1000)
-            turnClock = nil
-            // The bus first: a verdict fprintd sent before a cancel that
-            // arrives in the same turn is counted (FprintdVerify.swift).
-            for event in ready where event.data == Token.sensorBus.rawValue { sensorBackend.busReady() }
-            for event in ready {
-                switch event.data {
-                case Token.sensorBus.rawValue: break
-                case Token.sensorNames.rawValue: (sensorBackend as? FprintdSensor)?.names.deliver()
-                case Token.listener.rawValue: acceptAll()
-                case Token.signals.rawValue: handleSignals()
-                case Token.ticker.rawValue: tick()
-                case Token.passcodes.rawValue: completePasscodeChecks()
-                case Token.durability.rawValue: _ = try? durabilityWake.drain()
-                case Token.snapshots.rawValue: recordWrittenSnapshots()
-                case Token.adminLookups.rawValue: collectAdminLookups()
-                default: connectionEvent(event.data, event.events)
-                }
-            }
-            if !resumable.isEmpty { resumeParkedRequests() }
-            adminRights.servedWaiters()
-            notifyWatchers()
-            writeLog()
-            judgeSpaceReserveIfMuchWasAppended()
-            if logFailure == nil, let failure = authenticator.recorder.failure { failClosed(failure) }
-            releaseDurableOutput()
-            flushAll()
-            sensorBackend.endOfTurn()
-            if reloadRequested { reloadConfiguration() }
-        }
-        shutdown()
+    // MARK: - Inputs: a turn, its end, signals, the ticker
+
+    /// A loop turn starts: every input until the next is at `time`.
+    func beginTurn(_ time: TurnTime) {
+        turn = time
+        turnClock = nil
     }
 
-    // MARK: - Signals and timers
+    /// Shutdown is asked for (SIGTERM/SIGINT): the shell ends the turn, then calls `shutdown`.
+    var isStopping: Bool { stopping }
 
-    func handleSignals() {
-        while let signal = try? signals.nextSignal() {
-            switch signal {
-            case SIGTERM, SIGINT:
-                stopping = true
-            case SIGHUP:
-                reloadRequested = true
-            case SIGUSR2:
-                if let seconds = testHangSeconds { DaemonLog.hangForTest(seconds) }
-            default:
-                break
+    /// What the loop did after each turn's events, in order.
+    func endOfTurn() {
+        if !resumable.isEmpty { resumeParkedRequests() }
+        adminRights.servedWaiters()
+        notifyWatchers()
+        writeLog()
+        judgeSpaceReserveIfMuchWasAppended()
+        if logFailure == nil, let failure = authenticator.recorder.failure { failClosed(failure) }
+        releaseDurableOutput()
+        flushAll()
+        sensorBackend.endOfTurn()
+        if reloadRequested {
+            reloadRequested = false
+            if canReload {
+                actions.append(.notify("RELOADING=1\nMONOTONIC_USEC=\(turn.monotonic / 1000)"))
+                actions.append(.readConfiguration)
             }
+        }
+    }
+
+    func signal(_ signal: ServerSignal) {
+        switch signal {
+        case .stop: stopping = true
+        case .reload: reloadRequested = true
+        case .testHang: if let seconds = testHangSeconds { actions.append(.hang(seconds: seconds)) }
         }
     }
 
     func tick() {
-        _ = try? ticker.readExpirations()
         let current = now
         // Events nobody waits for are made durable at least every tick (S-40 allows batches).
         if logFailure == nil { authenticator.recorder.flush(durableThrough: authenticator.recorder.lastSeq) }
@@ -249,7 +210,7 @@ final class Server {
             run(.expirePrompts, connection: nil, tag: nil, now: current)
         }
         noticeLoginPasswordChanges()
-        let monotonic = MonotonicClock.nowNanos()
+        let monotonic = turn.monotonic
         let idleLimit = UInt64(configuration.daemon.idleLineTimeout) * 1000
         for connection in connections.values {
             // A paused connection's half line waits for the daemon, not for its peer.
@@ -267,7 +228,7 @@ final class Server {
         }
         if let interval = watchdogInterval, monotonic - lastWatchdog > interval * 1000 / 2 {
             lastWatchdog = monotonic
-            _ = try? Systemd.notify("WATCHDOG=1")
+            actions.append(.notify("WATCHDOG=1"))
         }
         if !reportedLogFailure, let failure = authenticator.recorder.failure {
             reportedLogFailure = true
@@ -280,28 +241,26 @@ final class Server {
             if status != lastStatus {
                 lastStatus = status
                 lastStatusAt = monotonic
-                _ = try? Systemd.notify("STATUS=\(status)")
+                actions.append(.notify("STATUS=\(status)"))
             }
         }
     }
 
-    func reloadConfiguration() {
-        reloadRequested = false
-        guard let reload else { return }
-        _ = try? Systemd.notify("RELOADING=1\nMONOTONIC_USEC=\(MonotonicClock.nowNanos() / 1000)")
-        do {
-            let fresh = try reload()
+    /// The shell read the configuration files (`.readConfiguration`):
+    /// the fresh configuration, or why it could not.
+    func configurationRead(_ result: Result<DaemonConfiguration, any Error>) {
+        switch result {
+        case .success(let fresh):
             noteRestartOnlyPasscodeKeys(fresh)
             noteRestartOnlyLogReaders(fresh)
             configuration = fresh
             adminRights.forget()
             run(.applyRules(fresh.rules), connection: nil, tag: nil, now: now)
             DaemonLog.notice("Reloaded the configuration.")
-            DaemonLog.warnAboutConfiguration(fresh)
-        } catch {
+        case .failure(let error):
             DaemonLog.error("Failed to reload the configuration, keeping the old one: \(error)")
         }
-        _ = try? Systemd.notify("READY=1\nSTATUS=\(statusLine)")
+        actions.append(.notify("READY=1\nSTATUS=\(statusLine)"))
     }
 
     var statusLine: String {

@@ -1,0 +1,232 @@
+// The epoll shell around ServerCore (issue #18 item 1): the only owner of the
+// daemon's file descriptors and threads. It waits in epoll, reads the clocks
+// once a turn, accepts, reads and writes sockets, drains the signalfd, the
+// ticker, the passcode workers, the AdminGroup lookup thread, the snapshot
+// inbox and fprintd's bus, and hands all of it to the core as inputs; then it
+// performs the core's actions (EventLoopActions.swift). It makes no protocol
+// decision of its own.
+import Glibc
+import LocalAuthConfig
+import LocalAuthCore
+import LocalAuthSystem
+
+final class EventLoop {
+    /// epoll data of the shell's own fds; connections are 16 and up (their Connection.ID).
+    enum Token: UInt64 {
+        case listener = 1, signals, ticker, passcodes, durability
+        /// Backend=fprintd: the D-Bus socket, and passwd answers (S-43).
+        case sensorBus, sensorNames
+        /// Snapshots written off the loop, to record (S-49).
+        case snapshots
+        /// AdminGroup lookups answered off the loop (S-51).
+        case adminLookups
+    }
+
+    let core: ServerCore
+    let epoll: Epoll
+    let listener: FileDescriptor
+    let signals: SignalFD
+    let ticker: TimerFD
+    let workers: PasscodeWorkers
+    let durabilityWake: EventFD
+    let snapshotInbox: SnapshotInbox
+    let adminLookups: LookupThread<GroupQuery, Bool>
+    /// Backend=fprintd: the sensor, whose bus socket is one of our fds.
+    private(set) var fprintd: FprintdSensor?
+    /// Every client socket, by the core's connection id.
+    var sockets: [Connection.ID: FileDescriptor] = [:]
+    /// Reads the configuration files again (SIGHUP); nil = nothing to reload.
+    var reload: (() throws -> DaemonConfiguration)? {
+        didSet { core.canReload = reload != nil }
+    }
+    var readBuffer = [UInt8](repeating: 0, count: 65536)
+    /// The actions being performed (swapped with the core's buffer).
+    var batch: [ServerAction] = []
+
+    init(core: ServerCore, listener: FileDescriptor, signals: SignalFD, durabilityWake: EventFD,
+         snapshotInbox: SnapshotInbox) throws {
+        self.core = core
+        self.listener = listener
+        self.signals = signals
+        self.durabilityWake = durabilityWake
+        self.snapshotInbox = snapshotInbox
+        epoll = try Epoll(capacity: 512)
+        ticker = try TimerFD()
+        workers = try PasscodeWorkers(count: 2)
+        adminLookups = try ServerCore.makeAdminLookups()
+        core.watchdogInterval = Systemd.watchdogInterval()
+        core.testHangSeconds = DaemonLog.testHangSeconds()
+        batch.reserveCapacity(64)
+        core.actions.reserveCapacity(64)
+        try epoll.add(listener, events: .readable, data: Token.listener.rawValue)
+        try epoll.add(signals.fileDescriptor, events: .readable, data: Token.signals.rawValue)
+        try epoll.add(ticker.fileDescriptor, events: .readable, data: Token.ticker.rawValue)
+        try epoll.add(workers.wake.fileDescriptor, events: .readable, data: Token.passcodes.rawValue)
+        try epoll.add(durabilityWake.fileDescriptor, events: .readable, data: Token.durability.rawValue)
+        try epoll.add(adminLookups.wake.fileDescriptor, events: .readable, data: Token.adminLookups.rawValue)
+        try epoll.add(snapshotInbox.wake.fileDescriptor, events: .readable, data: Token.snapshots.rawValue)
+        // A coarse tick drives prompt timeouts, half-line timeouts and the watchdog.
+        try ticker.arm(afterNanoseconds: 100_000_000, intervalNanoseconds: 100_000_000)
+        if core.configuration.biometry.backend == .fprintd {
+            let sensor = try FprintdSensor(address: core.configuration.biometry.fprintdBus, server: core, epoll: epoll)
+            fprintd = sensor
+            core.useSensor(sensor, problem: sensor.problem)
+            try epoll.add(sensor.names.wake.fileDescriptor, events: .readable, data: Token.sensorNames.rawValue)
+            core.beginTurn(Self.readClocks())
+            sensor.connectIfNeeded()
+            perform()
+        }
+    }
+
+    static func readClocks() -> TurnTime {
+        TurnTime(wall: WallClock.nowMicros(), boot: BootClock.nowMicros(), monotonic: MonotonicClock.nowNanos())
+    }
+
+    /// Runs until SIGTERM/SIGINT, then shuts down cleanly (S-32).
+    func run() throws {
+        while !core.isStopping {
+            let ready = try epoll.wait(timeoutMilliseconds: 1000)
+            core.beginTurn(Self.readClocks())
+            // The bus first: a verdict fprintd sent before a cancel that
+            // arrives in the same turn is counted (FprintdVerify.swift).
+            if let fprintd {
+                for event in ready where event.data == Token.sensorBus.rawValue { fprintd.busReady() }
+            }
+            for event in ready {
+                switch event.data {
+                case Token.sensorBus.rawValue: break
+                case Token.sensorNames.rawValue: fprintd?.names.deliver()
+                case Token.listener.rawValue: acceptAll()
+                case Token.signals.rawValue: handleSignals()
+                case Token.ticker.rawValue:
+                    _ = try? ticker.readExpirations()
+                    core.tick()
+                case Token.passcodes.rawValue: core.passcodeJobsFinished(workers.drain())
+                case Token.durability.rawValue: _ = try? durabilityWake.drain()
+                case Token.snapshots.rawValue: core.snapshotsWritten(snapshotInbox.drain())
+                case Token.adminLookups.rawValue: core.adminLookupsAnswered(adminLookups.collect())
+                default: connectionEvent(event.data, event.events)
+                }
+                perform()
+            }
+            core.endOfTurn()
+            perform()
+        }
+        shutdown()
+    }
+
+    func handleSignals() {
+        while let signal = try? signals.nextSignal() {
+            switch signal {
+            case SIGTERM, SIGINT: core.signal(.stop)
+            case SIGHUP: core.signal(.reload)
+            case SIGUSR2: core.signal(.testHang)
+            default: break
+            }
+            perform()
+        }
+    }
+
+    func acceptAll() {
+        while core.acceptsConnections {
+            let accepted: FileDescriptor?
+            do {
+                accepted = try UnixSocket.accept(listener)
+            } catch {
+                // EMFILE and friends: stop for now, the next tick retries.
+                DaemonLog.error("Failed to accept a connection: \(error)")
+                return
+            }
+            guard let fd = accepted else { return }
+            guard let peer = try? PeerCredentials(socket: fd) else {
+                try? fd.close()
+                continue
+            }
+            switch core.connectionOpened(peer: peer) {
+            case .refused(let bytes):
+                _ = try? fd.send(bytes)
+                try? fd.close()
+            case .accepted(let id):
+                do {
+                    try epoll.add(fd, events: [.readable, .readHangUp], data: id)
+                    sockets[id] = fd
+                } catch {
+                    try? fd.close()
+                    core.connectionFailed(id)
+                }
+            }
+            perform()
+        }
+    }
+
+    func connectionEvent(_ id: UInt64, _ events: Epoll.Events) {
+        guard let fd = sockets[id] else { return }
+        let gone = events.contains(.hangUp) || events.contains(.error)
+        if gone, !core.isReading(id) {
+            // Closing, or a request of it waits for fprintd: epoll reports
+            // the hang-up at every turn, and nobody will read the answers.
+            core.peerClosed(id)
+            return
+        }
+        if events.contains(.writable) {
+            core.writable(id)
+            perform()
+        }
+        if events.contains(.readable) || events.contains(.readHangUp) || gone {
+            read(id, fd)
+        }
+    }
+
+    /// Reads what the socket has (a budget of reads per wakeup, so one
+    /// client cannot starve the rest) into the core.
+    func read(_ id: Connection.ID, _ fd: FileDescriptor) {
+        var budget = 16
+        while budget > 0, sockets[id] != nil, core.isReading(id) {
+            budget -= 1
+            let count: Int?
+            do {
+                count = try readBuffer.withUnsafeMutableBytes { buffer throws(SystemError) in
+                    try fd.receive(into: buffer)
+                }
+            } catch {
+                core.peerClosed(id)
+                return perform()
+            }
+            guard let count else { break }  // would block
+            if count == 0 {
+                core.peerClosed(id)
+                return perform()
+            }
+            let more = readBuffer.withUnsafeBytes { core.received(UnsafeRawBufferPointer(rebasing: $0[0..<count]), on: id) }
+            // S-50: the bytes of a line with a secret leave no copy behind.
+            if core.lastInputHeldSecret {
+                readBuffer.withUnsafeMutableBytes { SecretMemory.wipe($0.baseAddress!, count: count) }
+            }
+            perform()
+            // A short read emptied the socket: epoll is level-triggered and
+            // reports the rest (and EOF) next turn; skip the EAGAIN read.
+            if !more || count < readBuffer.count { break }
+        }
+    }
+
+    /// S-32: the core's final answers, a bounded wait for the log to make
+    /// them durable, their release, then every socket closes.
+    func shutdown() {
+        try? epoll.remove(listener)
+        core.beginTurn(Self.readClocks())
+        core.shutdown()
+        perform()
+        let deadline = MonotonicClock.nowNanos() + 1_500_000_000
+        while core.awaitsDurability, MonotonicClock.nowNanos() < deadline {
+            _ = try? epoll.wait(timeoutMilliseconds: 10)
+            _ = try? durabilityWake.drain()
+        }
+        core.finishShutdown()
+        perform()
+        for (_, fd) in sockets {
+            try? epoll.remove(fd)
+            try? fd.close()
+        }
+        sockets.removeAll()
+    }
+}

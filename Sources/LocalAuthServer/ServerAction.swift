@@ -1,0 +1,69 @@
+// What the server core asks its shell to do, and what the shell tells it
+// (issue #18 item 1, /work/coord/servercore-api.md). The core appends
+// actions to `ServerCore.actions` while it handles an input; the shell
+// (EventLoop) drains them in order after every input call, so a `.send`
+// queued in the middle of a pipelined read goes out before the next read.
+// The buffer is swapped, never copied: the hot path allocates nothing.
+import LocalAuthCore
+import LocalAuthSystem
+
+enum ServerAction {
+    /// Write connection N's unsent output (`ServerCore.withUnsentOutput`),
+    /// then report `wrote(N, count:)` (or `connectionFailed(N)`).
+    case send(Connection.ID)
+    /// The epoll interest of N's socket.
+    case watch(Connection.ID, reading: Bool, writing: Bool)
+    /// The core forgot N: remove its socket from epoll and close it.
+    case close(Connection.ID)
+    /// sd_notify.
+    case notify(String)
+    /// Run a passcode check or hash on a worker (`passcodeJobsFinished` brings the result).
+    case runPasscodeJob(token: UInt64, PasscodeWorkers.Job)
+    /// An AdminGroup membership lookup, off the loop (S-51; `adminLookupsAnswered`).
+    case lookUpGroup(GroupQuery)
+    /// Read the configuration files again (SIGHUP; `configurationRead`).
+    case readConfiguration
+    /// The LOCALAUTHD_TEST_HANG hook: block the loop for this long.
+    case hang(seconds: UInt32)
+}
+
+/// A loop turn's time, read by the shell once after epoll returns.
+struct TurnTime: Equatable {
+    /// CLOCK_REALTIME and CLOCK_BOOTTIME in µs (DaemonClock makes `now` of them).
+    var wall: Int64
+    var boot: Int64
+    /// CLOCK_MONOTONIC in ns: timeouts, intervals.
+    var monotonic: UInt64
+}
+
+/// The signals the shell hands on.
+enum ServerSignal {
+    /// SIGTERM, SIGINT: a clean stop (S-32).
+    case stop
+    /// SIGHUP: reload the configuration.
+    case reload
+    /// SIGUSR2: the test hook (LOCALAUTHD_TEST_HANG).
+    case testHang
+}
+
+/// A new connection: let in, or refused with these bytes to write before closing.
+enum Admission: Equatable {
+    case accepted(Connection.ID)
+    case refused(bytes: [UInt8])
+}
+
+extension ServerCore {
+    /// Hands the actions appended since the last call to the shell:
+    /// `batch` (empty, its capacity kept) is swapped with the core's buffer.
+    @inline(__always)
+    func takeActions(into batch: inout [ServerAction]) {
+        swap(&batch, &actions)
+    }
+
+    /// The same, for tests and the simulator (allocates).
+    func takeActions() -> [ServerAction] {
+        var batch: [ServerAction] = []
+        swap(&batch, &actions)
+        return batch
+    }
+}
