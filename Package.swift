@@ -108,6 +108,10 @@ let package = Package(
         // S-43 against the real fprintd (virtual device, private bus); skips without it.
         // It also reads hostile D-Bus messages with the server's parsers (@testable).
         .testTarget(name: "LocalAuthServerTests", dependencies: ["LocalAuthCore", "LocalAuthLog", "LocalAuthServer"]),
+        // ServerCore driven with no socket, file, thread or clock (issue 18 item 1).
+        .testTarget(name: "LocalAuthServerCoreTests", dependencies: [
+            "LocalAuthCore", "LocalAuthConfig", "LocalAuthSystem", "LocalAuthServer",
+        ]),
         .testTarget(name: "LocalAuthFprintdTests", dependencies: [
             "LocalAuthProtocol", "LocalAuthSystem", "LocalAuthCore", "LocalAuthServer", "LocalAuthTestSupport",
         ]),

@@ -63,7 +63,7 @@ extension ServerCore {
         guard !adminRights.inFlight.isEmpty else { return }
         let released = adminRights.expire(now: turn.monotonic)
         if !released.isEmpty {
-            DaemonLog.error("AdminGroup: a group lookup took over \(AdminRights<ParkedRequest>.lookupLimit / 1_000_000_000) s (NSS); its requests are refused.")
+            journal(.error, "AdminGroup: a group lookup took over \(AdminRights<ParkedRequest>.lookupLimit / 1_000_000_000) s (NSS); its requests are refused.")
         }
         resumable += released
     }

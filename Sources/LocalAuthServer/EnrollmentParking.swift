@@ -82,7 +82,7 @@ extension ServerCore {
     func expireEnrollmentQueries() {
         guard !enrollmentRefresh.isEmpty else { return }
         for (uid, query) in enrollmentRefresh.expired(clock: turn.monotonic) {
-            DaemonLog.error("fprintd: the fingers of uid \(uid) were not listed in time; answering from the recorded ones.")
+            journal(.error, "fprintd: the fingers of uid \(uid) were not listed in time; answering from the recorded ones.")
             enrollmentQueryEnded(uid, query: query)
         }
     }

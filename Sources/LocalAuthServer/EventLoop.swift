@@ -42,6 +42,9 @@ final class EventLoop {
     var readBuffer = [UInt8](repeating: 0, count: 65536)
     /// The actions being performed (swapped with the core's buffer).
     var batch: [ServerAction] = []
+    /// Sockets closed so far: a read loop that performed actions checks
+    /// its fd is still ours only when this moved.
+    var closes: UInt64 = 0
 
     init(core: ServerCore, listener: FileDescriptor, signals: SignalFD, durabilityWake: EventFD,
          snapshotInbox: SnapshotInbox) throws {
@@ -169,8 +172,10 @@ final class EventLoop {
             return
         }
         if events.contains(.writable) {
+            let closed = closes
             core.writable(id)
             perform()
+            if closes != closed, sockets[id] == nil { return }
         }
         if events.contains(.readable) || events.contains(.readHangUp) || gone {
             read(id, fd)
@@ -180,8 +185,9 @@ final class EventLoop {
     /// Reads what the socket has (a budget of reads per wakeup, so one
     /// client cannot starve the rest) into the core.
     func read(_ id: Connection.ID, _ fd: FileDescriptor) {
+        guard core.isReading(id) else { return }
         var budget = 16
-        while budget > 0, sockets[id] != nil, core.isReading(id) {
+        while budget > 0 {
             budget -= 1
             let count: Int?
             do {
@@ -202,10 +208,15 @@ final class EventLoop {
             if core.lastInputHeldSecret {
                 readBuffer.withUnsafeMutableBytes { SecretMemory.wipe($0.baseAddress!, count: count) }
             }
+            let closed = closes
             perform()
             // A short read emptied the socket: epoll is level-triggered and
             // reports the rest (and EOF) next turn; skip the EAGAIN read.
             if !more || count < readBuffer.count { break }
+            // Closed while its actions ran: the fd number may be reused at once.
+            if closes != closed, sockets[id] == nil { break }
+            // A write by those actions may have paused or closed it.
+            if !core.isReading(id) { break }
         }
     }
 

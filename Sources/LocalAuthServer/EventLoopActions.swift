@@ -26,10 +26,13 @@ extension EventLoop {
             try? epoll.modify(fd, events: events, data: id)
         case .close(let id):
             guard let fd = sockets.removeValue(forKey: id) else { return }
+            closes &+= 1
             try? epoll.remove(fd)
             try? fd.close()
         case .notify(let state):
             _ = try? Systemd.notify(state)
+        case .journal(let entry):
+            DaemonLog.write(entry.priority, entry.message, id: entry.id, fields: entry.fields)
         case .runPasscodeJob(let token, let job):
             workers.submit(token: token, job)
         case .lookUpGroup(let query):
@@ -45,25 +48,20 @@ extension EventLoop {
     /// blocking, and tells the core how much; a write error is the peer gone.
     private func send(_ id: Connection.ID) {
         guard let fd = sockets[id] else { return core.connectionFailed(id) }
-        var failed = false
-        let written = core.withUnsentOutput(id) { output -> Int in
+        core.writeOutput(id) { output -> Int? in
             var sent = 0
             while sent < output.count {
                 let result: Int?
                 do {
                     result = try fd.send(UnsafeRawBufferPointer(rebasing: output[sent...]))
                 } catch {
-                    failed = true
-                    break
+                    return nil
                 }
                 guard let count = result else { break }  // would block
                 sent += count
             }
             return sent
         }
-        guard let written else { return }
-        if failed { return core.connectionFailed(id) }
-        core.wrote(id, count: written)
     }
 
     /// SIGHUP: the configuration files, read again; a valid one that is

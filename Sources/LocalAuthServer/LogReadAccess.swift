@@ -141,7 +141,7 @@ extension ServerCore {
     func noteRestartOnlyLogReaders(_ fresh: DaemonConfiguration) {
         let old = configuration.daemon
         if fresh.daemon.auditGroup != old.auditGroup || fresh.daemon.adminGroup != old.adminGroup {
-            DaemonLog.notice("Who may read the event log (AuditGroup=, AdminGroup=) changes at the next start "
+            journal(.notice, "Who may read the event log (AuditGroup=, AdminGroup=) changes at the next start "
                 + "(systemctl restart localauthd); AdminGroup='s administrators change now.")
         }
     }

@@ -102,14 +102,14 @@ extension ServerCore {
     private func newHashMade(_ uid: UserID, _ completion: PasscodeWorkers.Completion, _ connection: Connection?,
                              _ tag: String, by: UserID) {
         guard let hash = completion.hash else {
-            DaemonLog.error("Failed to hash a passcode: \(completion.error ?? "unknown error")")
+            journal(.error, "Failed to hash a passcode: \(completion.error ?? "unknown error")")
             if let connection { reply(connection, tag, ProtocolError(.internal, "Failed to hash the passcode.")) }
             return
         }
         do {
             try passcodes.commit(hash, for: uid)
         } catch {
-            DaemonLog.error("Failed to write the passcode store: \(error)")
+            journal(.error, "Failed to write the passcode store: \(error)")
             if let connection { reply(connection, tag, ProtocolError(.internal, "Failed to write the passcode store.")) }
             return
         }

@@ -88,10 +88,8 @@ extension ServerCore {
             if user.biometryLockedOut { lockedOut.insert(uid) }
             if user.biometryLockedOut, user.biometricFailures == authenticator.state.rules.lockoutThreshold {
                 let failures = user.biometricFailures
-                journalAfterDurable {
-                    DaemonLog.notice("Biometry locked out for uid \(uid) after \(failures) failures.",
-                                     id: .lockoutEngaged, fields: DaemonLog.fields(uid: uid, context: ctx, seq: seq))
-                }
+                journalAfterDurable(JournalEntry(.notice, "Biometry locked out for uid \(uid) after \(failures) failures.",
+                                     id: .lockoutEngaged, fields: DaemonLog.fields(uid: uid, context: ctx, seq: seq)))
             }
         case .passcodeRejected(let uid, let ctx, _, true):
             // The failure that reached MaxPasscodeFailures set the lock (S-6),
@@ -100,22 +98,18 @@ extension ServerCore {
             let user = authenticator.state.user(uid)
             if user.adminLocked { lockedOut.insert(uid) }
             if user.adminLocked, user.passcodeFailures == authenticator.state.rules.maxPasscodeFailures {
-                journalAfterDurable {
-                    DaemonLog.notice("Passcode locked for uid \(uid) until an administrator resets it.",
-                                     id: .lockoutEngaged, fields: DaemonLog.fields(uid: uid, context: ctx, seq: seq))
-                }
+                journalAfterDurable(JournalEntry(.notice, "Passcode locked for uid \(uid) until an administrator resets it.",
+                                     id: .lockoutEngaged, fields: DaemonLog.fields(uid: uid, context: ctx, seq: seq)))
             }
             let retry = authenticator.state.passcodeRetryAfter(uid, now: event.time)
             if retry > 0 {
-                journalAfterDurable {
-                    DaemonLog.notice("Passcode entry disabled for uid \(uid) for \(retry) s.", id: .passcodeBackoff,
-                                     fields: DaemonLog.fields(uid: uid, context: ctx, seq: seq))
-                }
+                journalAfterDurable(JournalEntry(.notice, "Passcode entry disabled for uid \(uid) for \(retry) s.", id: .passcodeBackoff,
+                                     fields: DaemonLog.fields(uid: uid, context: ctx, seq: seq)))
             }
         case .passcodeAccepted(let uid, let ctx, _):
             liftLockout(uid, context: ctx, seq: seq, why: "the passcode was entered")
         case .userReset(let uid, let by):
-            DaemonLog.notice("Administrator \(by) reset uid \(uid).", id: .adminReset,
+            journal(.notice, "Administrator \(by) reset uid \(uid).", id: .adminReset,
                              fields: DaemonLog.fields(uid: uid, context: nil, seq: seq) + [("LOCALAUTH_BY", String(by))])
             liftLockout(uid, context: nil, seq: seq, why: "administrator \(by) reset the user")
         case .contextCreated(_, let ctx, _, let origin) where origin.isOnBehalf:
@@ -151,17 +145,13 @@ extension ServerCore {
         let via = onBehalfOrigins[ctx]?.service.map { " via \($0)" } ?? ""
         if let method {
             fields += [("LOCALAUTH_RESULT", "success"), ("LOCALAUTH_METHOD", method.rawValue)]
-            journalAfterDurable {
-                DaemonLog.info("Authentication succeeded for uid \(uid)\(via) (\(method.rawValue)).",
-                               id: .evaluationSucceeded, fields: fields)
-            }
+            journalAfterDurable(JournalEntry(.info, "Authentication succeeded for uid \(uid)\(via) (\(method.rawValue)).",
+                               id: .evaluationSucceeded, fields: fields))
         } else if let failure {
             fields += [("LOCALAUTH_RESULT", failure.code.wireName), ("LOCALAUTH_CODE", String(failure.code.rawValue))]
             if let reason = failure.reason { fields.append(("LOCALAUTH_REASON", reason)) }
-            journalAfterDurable {
-                DaemonLog.notice("Authentication failed for uid \(uid)\(via): \(failure.code.wireName) (\(failure.code.rawValue)).",
-                                 id: .evaluationFailed, fields: fields)
-            }
+            journalAfterDurable(JournalEntry(.notice, "Authentication failed for uid \(uid)\(via): \(failure.code.wireName) (\(failure.code.rawValue)).",
+                                 id: .evaluationFailed, fields: fields))
         }
     }
 
@@ -169,14 +159,14 @@ extension ServerCore {
     func journalAccountChange(_ message: String, uid: UserID, by: UserID, seq: UInt64, change: String) {
         let fields = DaemonLog.fields(uid: uid, context: nil, seq: seq)
             + [("LOCALAUTH_BY", String(by)), ("LOCALAUTH_CHANGE", change)]
-        journalAfterDurable { DaemonLog.notice(message, id: .accountChanged, fields: fields) }
+        journalAfterDurable(JournalEntry(.notice, message, id: .accountChanged, fields: fields))
     }
 
     /// Journals "lockout lifted" when `uid` was locked out and no longer is.
     func liftLockout(_ uid: UserID, context: ContextID?, seq: UInt64, why: String) {
         let user = authenticator.state.user(uid)
         guard !user.biometryLockedOut, !user.adminLocked, lockedOut.remove(uid) != nil else { return }
-        DaemonLog.notice("Lockout lifted for uid \(uid): \(why).", id: .lockoutLifted,
+        journal(.notice, "Lockout lifted for uid \(uid): \(why).", id: .lockoutLifted,
                          fields: DaemonLog.fields(uid: uid, context: context, seq: seq))
     }
 

@@ -75,8 +75,8 @@ extension ServerCore {
     /// biometryNotAvailable with that message meanwhile.
     func sensorProblemChanged(_ problem: String?) {
         authenticator.setSensorProblem(problem)
-        if let problem { DaemonLog.notice("The fingerprint reader is not available: \(problem)") }
-        else { DaemonLog.notice("The fingerprint reader is available.") }
+        if let problem { journal(.notice, "The fingerprint reader is not available: \(problem)") }
+        else { journal(.notice, "The fingerprint reader is available.") }
     }
 
     /// Tells the sensor backend whether `uid` has a biometric prompt waiting,

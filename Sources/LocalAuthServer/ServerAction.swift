@@ -8,8 +8,9 @@ import LocalAuthCore
 import LocalAuthSystem
 
 enum ServerAction {
-    /// Write connection N's unsent output (`ServerCore.withUnsentOutput`),
-    /// then report `wrote(N, count:)` (or `connectionFailed(N)`).
+    /// Write connection N's unsent output: `ServerCore.writeOutput(N) { bytes in
+    /// ... return written or nil }` (or `withUnsentOutput` then `wrote(N, count:)`,
+    /// `connectionFailed(N)` on a write error).
     case send(Connection.ID)
     /// The epoll interest of N's socket.
     case watch(Connection.ID, reading: Bool, writing: Bool)
@@ -17,6 +18,8 @@ enum ServerAction {
     case close(Connection.ID)
     /// sd_notify.
     case notify(String)
+    /// A journal entry (DaemonLog writes it; never a secret, S-39).
+    case journal(JournalEntry)
     /// Run a passcode check or hash on a worker (`passcodeJobsFinished` brings the result).
     case runPasscodeJob(token: UInt64, PasscodeWorkers.Job)
     /// An AdminGroup membership lookup, off the loop (S-51; `adminLookupsAnswered`).
@@ -25,6 +28,22 @@ enum ServerAction {
     case readConfiguration
     /// The LOCALAUTHD_TEST_HANG hook: block the loop for this long.
     case hang(seconds: UInt32)
+}
+
+/// One entry for the journal (or stderr): DaemonLog's priority, message,
+/// MESSAGE_ID and structured fields.
+struct JournalEntry {
+    var priority: DaemonLog.Priority
+    var message: String
+    var id: DaemonLog.MessageID?
+    var fields: [(String, String)]
+
+    init(_ priority: DaemonLog.Priority, _ message: String, id: DaemonLog.MessageID? = nil, fields: [(String, String)] = []) {
+        self.priority = priority
+        self.message = message
+        self.id = id
+        self.fields = fields
+    }
 }
 
 /// A loop turn's time, read by the shell once after epoll returns.
@@ -58,6 +77,13 @@ extension ServerCore {
     @inline(__always)
     func takeActions(into batch: inout [ServerAction]) {
         swap(&batch, &actions)
+    }
+
+    /// Journals now (an entry that may reveal a failure goes through
+    /// `journalAfterDurable` instead, S-40).
+    func journal(_ priority: DaemonLog.Priority, _ message: String, id: DaemonLog.MessageID? = nil,
+                 fields: [(String, String)] = []) {
+        actions.append(.journal(JournalEntry(priority, message, id: id, fields: fields)))
     }
 
     /// The same, for tests and the simulator (allocates).

@@ -33,7 +33,7 @@ final class ServerCore {
     /// 16 on: the shell's epoll tokens below 16 are its own fds.
     var nextConnectionID: Connection.ID = 16
     /// S-40: every byte and journal entry held behind an undurable failure.
-    var replyGate = ReplyGate<() -> Void>()
+    var replyGate = ReplyGate<JournalEntry>()
     /// Connections that queued output or began closing since the last `flushAll`.
     var needFlush = FlushList()
     /// Connections whose fd epoll watches for writability (output that did
@@ -232,7 +232,7 @@ final class ServerCore {
         }
         if !reportedLogFailure, let failure = authenticator.recorder.failure {
             reportedLogFailure = true
-            DaemonLog.error("The event log cannot record events (\(failure)); refusing every request that needs it.")
+            journal(.error, "The event log cannot record events (\(failure)); refusing every request that needs it.")
         }
         // STATUS= at most once a second, and only when it changed; never
         // while a failure is not yet durable (its lockout count reveals it, S-40).
@@ -256,9 +256,9 @@ final class ServerCore {
             configuration = fresh
             adminRights.forget()
             run(.applyRules(fresh.rules), connection: nil, tag: nil, now: now)
-            DaemonLog.notice("Reloaded the configuration.")
+            journal(.notice, "Reloaded the configuration.")
         case .failure(let error):
-            DaemonLog.error("Failed to reload the configuration, keeping the old one: \(error)")
+            journal(.error, "Failed to reload the configuration, keeping the old one: \(error)")
         }
         actions.append(.notify("READY=1\nSTATUS=\(statusLine)"))
     }

@@ -15,7 +15,7 @@ extension ServerCore {
     func failClosed(_ why: String) {
         logFailure = why
         lastReopenAttempt = turn.monotonic
-        DaemonLog.error("The event log failed (\(why)); refusing to act until it can record again.",
+        journal(.error, "The event log failed (\(why)); refusing to act until it can record again.",
                         fields: [("LOCALAUTH_SEQ", String(authenticator.recorder.durableSeq))])
         actions.append(.notify("STATUS=Failing closed: the event log cannot record events"))
         // Replies held behind a failure that will never be durable are
@@ -61,11 +61,11 @@ extension ServerCore {
                 forgetAllPropertyBytes(connection)
             }
             contextOwners.removeAll()
-            DaemonLog.notice("The event log records again; serving.", id: .started,
+            journal(.notice, "The event log records again; serving.", id: .started,
                              fields: [("LOCALAUTH_SEQ", String(authenticator.recorder.lastSeq))])
             actions.append(.notify("STATUS=\(statusLine)"))
         } catch {
-            DaemonLog.error("Failed to reopen the event log, still refusing to act: \(error)")
+            journal(.error, "Failed to reopen the event log, still refusing to act: \(error)")
         }
     }
 }

@@ -83,17 +83,17 @@ extension ServerCore {
 
     /// Journal entries that reveal a failure wait for its fsync as well (S-40:
     /// no byte revealing it leaves the daemon before).
-    func journalAfterDurable(_ write: @escaping () -> Void) {
-        if let now = replyGate.journal(write, barrier: authenticator.revealGate,
+    func journalAfterDurable(_ entry: JournalEntry) {
+        if let now = replyGate.journal(entry, barrier: authenticator.revealGate,
                                        durable: { authenticator.recorder.durableSeq }) {
-            now()
+            actions.append(.journal(now))
         }
     }
 
     /// End of a turn: what the log made durable is released, in order.
     func releaseDurableOutput() {
         guard !replyGate.isEmpty else { return }
-        replyGate.durable(through: authenticator.recorder.durableSeq, journal: { $0() }, release: { id, bytes in
+        replyGate.durable(through: authenticator.recorder.durableSeq, journal: { actions.append(.journal($0)) }, release: { id, bytes in
             guard let connection = connections[id] else { return }
             connection.output.append(contentsOf: bytes)
             markForFlush(connection)
@@ -107,6 +107,7 @@ extension ServerCore {
         if logFailure == nil { authenticator.flush() }
     }
 
+    @inline(__always)
     func markForFlush(_ connection: Connection) { needFlush.mark(connection) }
 
     /// Flushes the connections marked since the last call. Output that did
@@ -147,9 +148,25 @@ extension ServerCore {
         return try connection.output.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start...])) }
     }
 
+    /// `.send` in one call (the shell's): `write` is given the unsent
+    /// output, borrowed, and returns the bytes the kernel took (0: it would
+    /// block), or nil when the socket failed (the connection is then forgotten).
+    @inline(__always)
+    func writeOutput(_ id: Connection.ID, _ write: (UnsafeRawBufferPointer) -> Int?) {
+        guard let connection = connections[id], !connection.isClosed else { return }
+        let start = connection.sentUpTo
+        let written = connection.output.withUnsafeBytes { write(UnsafeRawBufferPointer(rebasing: $0[start...])) }
+        guard let written else { return close(connection) }
+        wrote(connection, count: written)
+    }
+
     /// After `.send`: the kernel took `count` bytes (0: it would block).
     func wrote(_ id: Connection.ID, count: Int) {
         guard let connection = connections[id], !connection.isClosed else { return }
+        wrote(connection, count: count)
+    }
+
+    private func wrote(_ connection: Connection, count: Int) {
         connection.sendPending = false
         connection.sentUpTo += count
         connection.dropSent()

@@ -40,6 +40,6 @@ extension ServerCore {
             actions.append(.send(connection.id))
         }
         for id in connections.keys { actions.append(.close(id)) }
-        DaemonLog.notice("Stopped.", id: .stopped)
+        journal(.notice, "Stopped.", id: .stopped)
     }
 }

@@ -173,7 +173,7 @@ extension ServerCore {
     func noticeLoginPasswordChanges() {
         guard logFailure == nil, let shadow = passcodes as? ShadowPasscodes else { return }
         for change in shadow.changes() {
-            run(.changePasscode(uid: change.uid, set: change.set, by: Accounts.currentUID()),
+            run(.changePasscode(uid: change.uid, set: change.set, by: daemonUID),
                 connection: nil, tag: nil, now: now)
         }
     }
@@ -183,7 +183,7 @@ extension ServerCore {
     func noteRestartOnlyPasscodeKeys(_ fresh: DaemonConfiguration) {
         let old = configuration.passcode
         if fresh.passcode.backend != old.backend || fresh.passcode.shadowFile != old.shadowFile {
-            DaemonLog.notice("[Passcode] Backend= and ShadowFile= take effect at the next start "
+            journal(.notice, "[Passcode] Backend= and ShadowFile= take effect at the next start "
                 + "(systemctl restart localauthd); still using \(passcodes.name).")
         }
     }

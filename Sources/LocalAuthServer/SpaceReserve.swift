@@ -85,10 +85,10 @@ extension ServerCore {
         guard low != limits.spaceLow else { return }
         limits.spaceLow = low
         if low {
-            DaemonLog.error("Less than ReserveSpace=\(reserve) bytes free for the event log (\(free ?? 0) left): "
+            journal(.error, "Less than ReserveSpace=\(reserve) bytes free for the event log (\(free ?? 0) left): "
                 + "refusing unprivileged users' routine requests; failures, administrators and starts still record.")
         } else if let free {
-            DaemonLog.notice("The event log's file system has \(free) bytes free again (ReserveSpace=\(reserve)): serving everyone.")
+            journal(.notice, "The event log's file system has \(free) bytes free again (ReserveSpace=\(reserve)): serving everyone.")
         }
     }
 }

@@ -69,7 +69,7 @@ extension ServerCore {
         do {
             try passcodes.commit(nil, for: uid)
         } catch {
-            DaemonLog.error("Failed to write the passcode store: \(error)")
+            journal(.error, "Failed to write the passcode store: \(error)")
             return reply(connection, request.tag, ProtocolError(.internal, "Failed to write the passcode store."))
         }
         let outcome = run(.changePasscode(uid: uid, set: false, by: connection.peer.uid), connection: connection, tag: request.tag, now: now)

@@ -63,7 +63,7 @@ extension ServerCore {
             try rights.save(uid, identifier, requirement: requirement,
                             domainState: user.templates.isEmpty ? "" : user.domainState.description, sealed: sealed)
         } catch {
-            DaemonLog.error("Failed to write the right store \(rights.path): \(error)")
+            journal(.error, "Failed to write the right store \(rights.path): \(error)")
             return reply(connection, request.tag, ProtocolError(.internal, "The right store could not be written."))
         }
         let outcome = run(.recordRight(.saved(uid: uid, identifier: identifier, requirement: requirement)),
@@ -101,7 +101,7 @@ extension ServerCore {
         }
         let removed: [(String, StoredRight)]
         do { removed = try rights.remove(uid, identifiers) } catch {
-            DaemonLog.error("Failed to write the right store \(rights.path): \(error)")
+            journal(.error, "Failed to write the right store \(rights.path): \(error)")
             return reply(connection, request.tag, ProtocolError(.internal, "The right store could not be written."))
         }
         for (identifier, right) in removed {
@@ -159,7 +159,7 @@ extension ServerCore {
             return reply(connection, request.tag, ProtocolError(.badState, "The right has no secret."))
         }
         guard var secret = AESGCM.open(sealed, key: secretKey, additionalData: RightStore.additionalData(uid, identifier)) else {
-            DaemonLog.error("A secret in the right store \(rights.path) does not open with the daemon's key.")
+            journal(.error, "A secret in the right store \(rights.path) does not open with the daemon's key.")
             return reply(connection, request.tag, ProtocolError(.internal, "The secret cannot be opened with this daemon's key."))
         }
         defer { SecretMemory.wipe(&secret) }

@@ -1,0 +1,177 @@
+// Drives ServerCore as its shell does, with no socket, no file, no thread
+// and no clock: a fake recorder whose durable seq the test moves, a fake
+// passcode backend, a clock the test advances, and an action performer that
+// keeps each connection's written bytes. Passcode jobs wait until the test
+// runs them (`runJobs`), as a worker would later.
+import LocalAuthConfig
+import LocalAuthCore
+import LocalAuthSystem
+@testable import LocalAuthServer
+
+/// The log, in memory: appends count seqs; durability is the test's move.
+final class FakeRecorder: EventRecorder {
+    private(set) var events: [Event] = []
+    private(set) var lastSeq: UInt64 = 0
+    /// Moved by the test ("the log is durable through S").
+    var durableSeq: UInt64 = 0
+    /// Set by the test: the log refuses events.
+    var failure: String?
+    /// Whether every flush makes all durable at once (most tests).
+    var syncsAtOnce = true
+
+    func record(_ event: Event) throws -> UInt64 {
+        if let failure { throw FakeFailure(description: failure) }
+        events.append(event)
+        lastSeq += 1
+        return lastSeq
+    }
+
+    func record(_ check: PolicyCheck, time: Int64) throws -> UInt64 {
+        try record(Event(time: time, check.event))
+    }
+
+    func flush(durableThrough seq: UInt64) {
+        if syncsAtOnce, failure == nil { durableSeq = max(durableSeq, min(seq, lastSeq)) }
+    }
+
+    struct FakeFailure: Error, CustomStringConvertible { var description: String }
+}
+
+/// Passcodes in memory: the "hash" is the secret reversed.
+final class FakePasscodes: LocalAuthServer.PasscodeBackend {
+    let name = "fake"
+    var records: [UserID: String] = [:]
+    func isSet(_ uid: UserID) -> Bool { records[uid] != nil }
+    var users: [UserID] { Array(records.keys) }
+    func checker(for uid: UserID) -> @Sendable ([UInt8]) -> Bool {
+        let record = records[uid]
+        return { secret in record == String(decoding: secret.reversed(), as: UTF8.self) }
+    }
+    let recordMaker: @Sendable ([UInt8]) throws -> String = { String(decoding: $0.reversed(), as: UTF8.self) }
+    func commit(_ record: String?, for uid: UserID) throws { records[uid] = record }
+}
+
+final class CoreHarness {
+    let recorder = FakeRecorder()
+    let passcodes = FakePasscodes()
+    let core: ServerCore
+    /// Bytes each connection's peer has received (what `.send` wrote).
+    var received: [Connection.ID: [UInt8]] = [:]
+    var closed: Set<Connection.ID> = []
+    var journal: [JournalEntry] = []
+    var jobs: [(token: UInt64, job: PasscodeWorkers.Job)] = []
+    /// How many bytes a `.send` may write (nil: all; 0: the peer does not read).
+    var socketRoom: Int?
+    /// CLOCK_MONOTONIC, ns.
+    var monotonic: UInt64 = 1_000_000_000
+
+    init(_ configure: (inout DaemonConfiguration) -> Void = { _ in }) {
+        var configuration = DaemonConfiguration()
+        configure(&configuration)
+        let authenticator = Authenticator(state: AuthState(), recorder: recorder)
+        core = ServerCore(configuration: configuration, authenticator: authenticator, passcodes: passcodes,
+                          version: "test", daemonUID: 0)
+        turn()
+    }
+
+    /// A new loop turn, `advance` ns after the last.
+    func turn(advance: UInt64 = 1_000_000) {
+        monotonic += advance
+        let micros = Int64(monotonic / 1000)
+        core.beginTurn(TurnTime(wall: 1_700_000_000_000_000 + micros, boot: micros, monotonic: monotonic))
+    }
+
+    func open(uid: UserID) -> Connection.ID? {
+        let admission = core.connectionOpened(peer: PeerCredentials(pid: 1, uid: uid, gid: uid))
+        perform()
+        guard case .accepted(let id) = admission else { return nil }
+        return id
+    }
+
+    /// Bytes as one read, then (unless `endTurn` is false) the turn's end.
+    func feed(_ text: String, on id: Connection.ID, endTurn: Bool = true) {
+        var bytes = Array(text.utf8)
+        bytes.withUnsafeBytes { _ = core.received($0, on: id) }
+        perform()
+        if endTurn { endOfTurn() }
+        bytes.removeAll()
+    }
+
+    /// The same bytes, one `received` call per byte.
+    func feedByteByByte(_ text: String, on id: Connection.ID) {
+        for byte in text.utf8 {
+            withUnsafeBytes(of: byte) { _ = core.received($0, on: id) }
+            perform()
+        }
+        endOfTurn()
+    }
+
+    func endOfTurn() {
+        core.endOfTurn()
+        perform()
+    }
+
+    /// Performs the core's actions as the shell does, until none is left.
+    func perform() {
+        while !core.actions.isEmpty {
+            for action in core.takeActions() {
+                switch action {
+                case .send(let id):
+                    let written = core.withUnsentOutput(id) { bytes -> Int in
+                        let count = min(bytes.count, socketRoom ?? bytes.count)
+                        received[id, default: []].append(contentsOf: bytes.prefix(count))
+                        return count
+                    }
+                    if let written { core.wrote(id, count: written) }
+                case .close(let id): closed.insert(id)
+                case .journal(let entry): journal.append(entry)
+                case .runPasscodeJob(let token, let job): jobs.append((token, job))
+                case .watch, .notify, .lookUpGroup, .readConfiguration, .hang: break
+                }
+            }
+        }
+    }
+
+    /// Runs the waiting passcode jobs, as the workers would, and hands
+    /// their results to the core in a later turn.
+    func runJobs() {
+        let waiting = jobs
+        jobs.removeAll()
+        var completions: [PasscodeWorkers.Completion] = []
+        for (token, job) in waiting {
+            var completion = PasscodeWorkers.Completion(token: token, correct: false, hash: nil, fingerprint: [])
+            switch job {
+            case .verify(let secret, let check):
+                let bytes = secret.copy()
+                completion.correct = check(bytes)
+                completion.fingerprint = SHA256.hash(bytes)
+            case .record(let secret, let make):
+                completion.hash = try? make(secret.copy())
+                completion.correct = completion.hash != nil
+            }
+            completions.append(completion)
+        }
+        turn()
+        core.passcodeJobsFinished(completions)
+        perform()
+        endOfTurn()
+    }
+
+    /// The lines connection N's peer has received.
+    func lines(_ id: Connection.ID) -> [String] {
+        String(decoding: received[id] ?? [], as: UTF8.self).split(separator: "\n").map(String.init)
+    }
+
+    /// The last line with this tag, if any.
+    func reply(_ tag: String, on id: Connection.ID) -> String? {
+        lines(id).last { $0.hasPrefix(tag + " ") }
+    }
+
+    /// `n new` on N: the context id.
+    func newContext(on id: Connection.ID, tag: String = "n") -> String? {
+        feed("\(tag) new\n", on: id)
+        guard let line = reply(tag, on: id), let word = line.split(separator: " ").first(where: { $0.hasPrefix("ctx=") })
+        else { return nil }
+        return String(word.dropFirst(4))
+    }
+}
