@@ -178,6 +178,9 @@ final class EventLoop {
             if closes != closed, sockets[id] == nil { return }
         }
         if events.contains(.readable) || events.contains(.readHangUp) || gone {
+            // Only its own requests pause or close a connection: after a
+            // write (which may go on with its lines) the shell asks again.
+            if events.contains(.writable), !core.isReading(id) { return }
             read(id, fd)
         }
     }
@@ -185,7 +188,6 @@ final class EventLoop {
     /// Reads what the socket has (a budget of reads per wakeup, so one
     /// client cannot starve the rest) into the core.
     func read(_ id: Connection.ID, _ fd: FileDescriptor) {
-        guard core.isReading(id) else { return }
         var budget = 16
         while budget > 0 {
             budget -= 1

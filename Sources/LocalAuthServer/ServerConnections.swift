@@ -43,8 +43,17 @@ extension ServerCore {
     @discardableResult
     func received(_ bytes: UnsafeRawBufferPointer, on id: Connection.ID) -> Bool {
         lastInputHeldSecret = false
-        guard let connection = connections[id], connection.isOpen, !connection.readingPaused else { return false }
+        guard let connection = connections[id], connection.isOpen else {
+            // Closing: nothing more is handled; the shell's copy goes (S-50).
+            lastInputHeldSecret = true
+            return false
+        }
         connection.splitter.append(bytes)
+        if connection.readingPaused {
+            // Read although paused (a stale readiness): kept for the resume, unhandled.
+            lastInputHeldSecret = true
+            return false
+        }
         // S-43's freshness stamp of the lines this read brought.
         readStamp &+= 1
         lineStamp = readStamp
