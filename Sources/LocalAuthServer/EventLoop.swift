@@ -34,7 +34,7 @@ final class EventLoop {
     /// Backend=fprintd: the sensor, whose bus socket is one of our fds.
     private(set) var fprintd: FprintdSensor?
     /// Every client socket, by the core's connection id.
-    var sockets: [Connection.ID: FileDescriptor] = [:]
+    var sockets = SocketTable()
     /// Reads the configuration files again (SIGHUP); nil = nothing to reload.
     var reload: (() throws -> DaemonConfiguration)? {
         didSet { core.canReload = reload != nil }
@@ -152,7 +152,7 @@ final class EventLoop {
             case .accepted(let id):
                 do {
                     try epoll.add(fd, events: [.readable, .readHangUp], data: id)
-                    sockets[id] = fd
+                    sockets.insert(fd, for: id)
                 } catch {
                     try? fd.close()
                     core.connectionFailed(id)
@@ -236,7 +236,7 @@ final class EventLoop {
         }
         core.finishShutdown()
         perform()
-        for (_, fd) in sockets {
+        for fd in sockets.all {
             try? epoll.remove(fd)
             try? fd.close()
         }

@@ -25,7 +25,7 @@ extension EventLoop {
             if writing { events.insert(.writable) }
             try? epoll.modify(fd, events: events, data: id)
         case .close(let id):
-            guard let fd = sockets.removeValue(forKey: id) else { return }
+            guard let fd = sockets.remove(id) else { return }
             closes &+= 1
             try? epoll.remove(fd)
             try? fd.close()

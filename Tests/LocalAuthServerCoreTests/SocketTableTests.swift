@@ -1,0 +1,38 @@
+// The shell's socket table against a Dictionary, through inserts and removes
+// that collide and wrap around (ids chosen to share home slots).
+import LocalAuthSystem
+import XCTest
+@testable import LocalAuthServer
+
+final class SocketTableTests: XCTestCase {
+    func test_theTableAgreesWithADictionaryThroughCollidingInsertsAndRemoves() {
+        var table = SocketTable(capacity: 16)
+        var model: [UInt64: Int32] = [:]
+        var random = UInt64(0x9E37_79B9_7F4A_7C15)
+        func next() -> UInt64 {
+            random ^= random << 13
+            random ^= random >> 7
+            random ^= random << 17
+            return random
+        }
+        for step in 0..<20_000 {
+            // Ids 16... in a narrow window, many sharing a slot modulo the size.
+            let id = 16 + next() % 96
+            if next() % 3 == 0 {
+                XCTAssertEqual(table.remove(id)?.rawValue, model.removeValue(forKey: id), "step \(step)")
+            } else {
+                let fd = Int32(truncatingIfNeeded: next() % 60_000)
+                table.insert(FileDescriptor(rawValue: fd), for: id)
+                model[id] = fd
+            }
+            XCTAssertEqual(table.count, model.count, "step \(step)")
+            if step % 97 == 0 {
+                for probe in UInt64(16)..<112 { XCTAssertEqual(table[probe]?.rawValue, model[probe], "step \(step) id \(probe)") }
+                XCTAssertEqual(Set(table.all.map(\.rawValue)).count <= model.count, true)
+            }
+        }
+        table.removeAll()
+        XCTAssertEqual(table.count, 0)
+        XCTAssertNil(table[16])
+    }
+}
