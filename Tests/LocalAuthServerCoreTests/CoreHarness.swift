@@ -58,6 +58,8 @@ final class CoreHarness {
     /// Bytes each connection's peer has received (what `.send` wrote).
     var received: [Connection.ID: [UInt8]] = [:]
     var closed: Set<Connection.ID> = []
+    /// `.send` actions performed.
+    var sends = 0
     var journal: [JournalEntry] = []
     var jobs: [(token: UInt64, job: PasscodeWorkers.Job)] = []
     /// How many bytes a `.send` may write (nil: all; 0: the peer does not read).
@@ -117,6 +119,7 @@ final class CoreHarness {
             for action in core.takeActions() {
                 switch action {
                 case .send(let id):
+                    sends += 1
                     let written = core.withUnsentOutput(id) { bytes -> Int in
                         let count = min(bytes.count, socketRoom ?? bytes.count)
                         received[id, default: []].append(contentsOf: bytes.prefix(count))
