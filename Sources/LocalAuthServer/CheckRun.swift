@@ -47,6 +47,7 @@ struct CheckRun {
 
     /// Starts a run with `check`, whose payload has `size` bytes (at most
     /// `payloadCapacity`), at `time`, to be appended at `seq`.
+    @inline(__always)
     mutating func start(_ check: borrowing PolicyCheck, size: Int, time: Int64, seq: UInt64) {
         PolicyCheckedPayload.write(check, into: buffer)
         self.size = size
@@ -58,7 +59,7 @@ struct CheckRun {
         ctx = check.ctx
         policy = check.policy
         biometry = check.biometry
-        succeeded = check.failure == nil
+        succeeded = check.result == nil
     }
 
     /// Counts `check` into the run when its payload is the run's and its time
@@ -66,11 +67,14 @@ struct CheckRun {
     /// one, is the run's high-water mark, as its checks' fold would leave
     /// it). `scratch` (at least `payloadCapacity` bytes) holds a failed
     /// check's payload for the compare.
+    @inline(__always)
     mutating func takes(_ check: borrowing PolicyCheck, time: Int64, scratch: UnsafeMutableRawBufferPointer) -> Bool {
-        guard time >= last, count < UInt32.max, standAloneEvery == 0 || seq % standAloneEvery != 0,
-              check.uid == uid, check.ctx == ctx, check.policy == policy, check.biometry == biometry
+        // The context first: what differs between checks of different clients.
+        guard check.ctx == ctx, check.policy == policy, check.uid == uid, check.biometry == biometry, time >= last,
+              count < UInt32.max, standAloneEvery == 0 || seq % standAloneEvery != 0
         else { return false }
-        if check.failure == nil {
+        // `result`, not `failure`: reading the Failure copied its strings.
+        if check.result == nil {
             guard succeeded else { return false }
         } else {
             // The LAError's code and reason, compared as the log holds them.
@@ -86,6 +90,7 @@ struct CheckRun {
 
     /// Ends the run: the record to append (its time, keys and payload, valid
     /// until the next `start`) and the seq it was promised.
+    @inline(__always)
     mutating func close() -> (time: Int64, keys: RecordKeys, payload: UnsafeRawBufferPointer, seq: UInt64) {
         let checks = count
         count = 0

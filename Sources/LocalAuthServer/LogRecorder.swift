@@ -20,6 +20,9 @@ final class LogRecorder: EventRecorder {
     /// reaches the log before anything else is appended and before the
     /// turn's write (every path to a reply goes through `flush`).
     private var run: CheckRun
+    /// The seq the log gives the next record: every append goes through
+    /// here (an atomic load of the log's last seq per check cost more).
+    private var nextSeq: UInt64
 
     /// `snapshotEvery`: the daemon takes a snapshot of the state right after
     /// each seq that is a multiple of it, so a run at such a seq takes no
@@ -28,6 +31,7 @@ final class LogRecorder: EventRecorder {
         self.log = log
         self.failureFlag = failure
         run = CheckRun(standAloneEvery: snapshotEvery)
+        nextSeq = log.lastSeq + 1
     }
 
     deinit {
@@ -48,14 +52,16 @@ final class LogRecorder: EventRecorder {
         let time = event.time
         let keys = RecordKeys(type: event.body.kind.rawValue, uid: event.body.uid, context: event.body.ctx)
         EventCodec.encode(event.body, into: &writer)
-        return try writer.bytes.withUnsafeBytes { payload throws(LogError) in
+        let seq = try writer.bytes.withUnsafeBytes { payload throws(LogError) in
             try log.append(time: time, keys: keys, payload: payload)
         }
+        nextSeq = seq + 1
+        return seq
     }
 
     /// The check's seq: the run's when it repeats the run's check (the
     /// caller folds it as a repeat, `AuthState.applyRepeated`), else a new
-    /// run's, the one after the log's last.
+    /// run's, the one the log gives its next record.
     func record(_ check: PolicyCheck, time: Int64) throws -> UInt64 {
         if run.isOpen {
             if run.takes(check, time: time, scratch: payloadScratch) { return run.seq }
@@ -63,7 +69,7 @@ final class LogRecorder: EventRecorder {
         }
         let size = PolicyCheckedPayload.size(check)
         guard size <= CheckRun.payloadCapacity else { return try appendAlone(check, size: size, time: time) }
-        run.start(check, size: size, time: time, seq: log.lastSeq + 1)
+        run.start(check, size: size, time: time, seq: nextSeq)
         return run.seq
     }
 
@@ -75,7 +81,9 @@ final class LogRecorder: EventRecorder {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 8)
         defer { buffer.deallocate() }
         PolicyCheckedPayload.write(check, into: buffer)
-        return try log.append(time: time, keys: keys, payload: UnsafeRawBufferPointer(buffer))
+        let seq = try log.append(time: time, keys: keys, payload: UnsafeRawBufferPointer(buffer))
+        nextSeq = seq + 1
+        return seq
     }
 
     /// The run becomes its record: policy-checked for one check, kind 33
@@ -83,8 +91,9 @@ final class LogRecorder: EventRecorder {
     private func appendRun() throws {
         let (time, keys, payload, expected) = run.close()
         let seq = try log.append(time: time, keys: keys, payload: payload)
-        // Nothing else appends to the daemon's log while the loop records.
+        // Nothing else appends to the daemon's log.
         assert(seq == expected, "a check run was given seq \(expected), the log appended it at \(seq)")
+        nextSeq = seq + 1
     }
 
     func flush(durableThrough seq: UInt64) {
