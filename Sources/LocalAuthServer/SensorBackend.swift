@@ -67,7 +67,7 @@ extension ServerCore {
 
     /// fprintd listed `fingers` for `uid` (S-43): recorded when they differ.
     func fprintdListed(uid: UserID, fingers: [String]) {
-        run(.fingersListed(uid: uid, fingers: fingers, by: daemonUID, domainState: SecureRandom.hex(bytes: 16)),
+        run(.fingersListed(uid: uid, fingers: fingers, by: daemonUID, domainState: randomHex(bytes: 16)),
             connection: nil, tag: nil, now: now)
     }
 

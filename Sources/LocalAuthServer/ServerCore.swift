@@ -26,6 +26,10 @@ final class ServerCore {
     var actions: [ServerAction] = []
     /// The current turn's time (`beginTurn`): the core's only clock.
     var turn = TurnTime(wall: 0, boot: 0, monotonic: 0)
+    /// Where context ids and domain-state tokens come from (a port: the
+    /// kernel's getrandom in the daemon, a seeded source in a simulation).
+    var randomBytes: (Int) -> [UInt8] = { SecureRandom.bytes($0) }
+    func randomHex(bytes count: Int) -> String { Hex.encode(randomBytes(count)) }
 
     var connections: [Connection.ID: Connection] = [:]
     var connectionsPerUser: [UserID: Int] = [:]

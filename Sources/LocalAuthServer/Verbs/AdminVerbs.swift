@@ -28,7 +28,7 @@ extension ServerCore {
             while existing.contains("template-\(number)") { number += 1 }
             template = "template-\(number)"
         }
-        let token = SecureRandom.hex(bytes: 16)
+        let token = randomHex(bytes: 16)
         let outcome = run(.enroll(uid: uid, template: template, by: connection.peer.uid, domainState: token),
                           connection: connection, tag: request.tag, now: now)
         guard events(outcome, connection, request.tag) != nil else { return }
@@ -40,7 +40,7 @@ extension ServerCore {
         guard requireSimulatedSensor(request, connection),
               let uid = targetUID(request, connection, required: true) else { return }
         let outcome = run(.unenroll(uid: uid, template: request.arguments.value(for: "template"), by: connection.peer.uid,
-                                    domainState: SecureRandom.hex(bytes: 16)),
+                                    domainState: randomHex(bytes: 16)),
                           connection: connection, tag: request.tag, now: now)
         guard events(outcome, connection, request.tag) != nil else { return }
         replyOK(connection, request.tag, [("templates", String(authenticator.state.user(uid).templates.count))])

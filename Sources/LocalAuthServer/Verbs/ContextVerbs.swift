@@ -13,7 +13,7 @@ extension ServerCore {
         }
         guard let subject = contextSubject(request, connection) else { return }
         if let refusal = loggedRequestRefusal(connection, events: 1) { return reply(connection, request.tag, refusal) }
-        let random = SecureRandom.bytes(16)
+        let random = randomBytes(16)
         guard let ctx = ContextID(bytes: random) else { return }
         let outcome = run(.createContext(ctx: ctx, uid: subject.uid, pid: connection.peer.pid, origin: subject.origin),
                           connection: connection, tag: request.tag, now: now)
