@@ -13,7 +13,7 @@
 // Late statuses: a VerifyStatus counts only while this daemon's
 // verification runs (after VerifyStart's reply, before it sent VerifyStop).
 // fprintd's statuses reach the loop in the order it sent them, and the loop
-// reads the bus first in every turn (ServerCore.run), so a no-match sent before
+// reads the bus first in every turn (EventLoop.run), so a no-match sent before
 // the prompt ended is counted once (a done status ends that verification:
 // the next attempt starts a new one); one sent after our VerifyStop counts
 // nothing, as S-43 says.

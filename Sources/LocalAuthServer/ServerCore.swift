@@ -87,9 +87,10 @@ final class ServerCore {
     /// secret: the shell wipes its read buffer (S-50).
     var lastInputHeldSecret = false
     /// The line being handled, copied out of its connection's splitter
-    /// (room for the longest line the protocol allows). One for the server:
-    /// lines are handled one at a time, and handling one never reads input
-    /// (only `read`, from the loop, calls `processLines`).
+    /// (room for the longest line the protocol allows). One for the core:
+    /// lines are handled one at a time, and handling one never takes input
+    /// (`processLines` runs from `received`, `wrote` and the resume of
+    /// parked requests, never from inside a handler).
     let lineBuffer = UnsafeMutableRawBufferPointer.allocate(
         byteCount: LineSplitter.defaultMaximumLineLength, alignment: 8)
     var writer = LineWriter(capacity: 4096)
