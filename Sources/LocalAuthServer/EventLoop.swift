@@ -168,8 +168,8 @@ final class EventLoop {
         if gone, !core.isReading(id) {
             // Closing, or a request of it waits for fprintd: epoll reports
             // the hang-up at every turn, and nobody will read the answers.
-            core.peerClosed(id)
-            return
+            core.peerHungUp(id)
+            return perform()
         }
         if events.contains(.writable) {
             let closed = closes

@@ -80,8 +80,16 @@ extension ServerCore {
         }
     }
 
-    /// EOF, a reset, EPOLLHUP or EPOLLERR on N's socket.
+    /// A read of N's socket found EOF or failed (a reset). A connection
+    /// already closing is left to drain (a stale read: the core was not reading it).
     func peerClosed(_ id: Connection.ID) {
+        guard let connection = connections[id], connection.isOpen else { return }
+        peerGone(connection)
+    }
+
+    /// EPOLLHUP or EPOLLERR on N's socket while the shell does not read it
+    /// (`!isReading(N)`: closing, or a request of it waits).
+    func peerHungUp(_ id: Connection.ID) {
         guard let connection = connections[id] else { return }
         // Closing already: nobody is left to read what is owed.
         connection.isOpen ? peerGone(connection) : close(connection)

@@ -175,6 +175,23 @@ final class ServerCoreTests: XCTestCase {
         XCTAssertEqual(h.core.counters.idleLineTimeouts, 1)
     }
 
+    func test_aClosingConnectionDrainsUntilItsPeerHangsUpNotAtAStaleEOF() throws {
+        // Given a connection refused (closing) whose peer reads nothing yet,
+        let h = CoreHarness()
+        let user = try XCTUnwrap(h.open(uid: 1000))
+        h.socketRoom = 0
+        h.feed(String(repeating: "x", count: 9000) + "\n", on: user)
+        XCTAssertFalse(h.core.isReading(user))
+        // a read's EOF does not end it (the refusal is still owed),
+        h.core.peerClosed(user)
+        h.perform()
+        XCTAssertFalse(h.closed.contains(user))
+        // a hang-up does.
+        h.core.peerHungUp(user)
+        h.perform()
+        XCTAssertTrue(h.closed.contains(user))
+    }
+
     func test_connectionLimitsRefuseAtOpeningWithTheRefusalsBytes() throws {
         let h = CoreHarness {
             $0.daemon.maxConnectionsPerUser = 2
