@@ -57,6 +57,29 @@ final class LogFollowTests: XCTestCase {
         XCTAssertEqual(follower.objects.map { $0["seq"] as? Int ?? -1 }, Array(1...last), "no event twice, none skipped")
     }
 
+    /// S-19 with S-48: checks the daemon counted into one event reach a
+    /// follower as one policy-checked line with their count, once.
+    func test_S19_followShowsCoalescedChecksWithTheirCount() throws {
+        let daemon = try DaemonProcess(options: .forClients)
+        defer { XCTAssertEqual(daemon.stop(), 0, daemon.stderr) }
+        let admin = try Admin(daemon.socketPath)
+        try admin.ok("set-passcode secret=1234")
+        let follower = try Follower(daemon.stateDirectory)
+        defer { follower.stop() }
+        let client = try Client(socketPath: daemon.socketPath)
+        let ctx = try XCTUnwrap(try client.request("n new")["ctx"])
+        let tags = (0..<64).map { "c\($0)" }
+        try client.sendRaw(Array(tags.map { "\($0) can-evaluate ctx=\(ctx) policy=owner\n" }.joined().utf8))
+        for tag in tags { XCTAssertEqual(try client.next(tag: tag).status, .ok, tag) }
+        let last = try lastSeq(daemon)
+        XCTAssertTrue(follower.waitFor { $0.last?["seq"] as? Int == last }, "up to seq \(last): \(follower.text)")
+        XCTAssertEqual(follower.stop(), 0)
+        let checks = follower.objects.filter { $0["type"] as? String == "policy-checked" && $0["ctx"] as? String == ctx }
+        XCTAssertEqual(checks.reduce(0) { $0 + ($1["count"] as? Int ?? 1) }, 64, follower.text)
+        XCTAssertLessThan(checks.count, 64, "counted into fewer events: \(follower.text)")
+        XCTAssertEqual(follower.objects.map { $0["seq"] as? Int ?? -1 }, Array(1...last), "each event once, in order")
+    }
+
     private func lastSeq(_ daemon: DaemonProcess) throws -> Int {
         let result = try ctl(["log", "-D", daemon.stateDirectory, "-o", "json", "--no-pager"])
         XCTAssertEqual(result.code, 0, result.err)
