@@ -39,6 +39,8 @@ extension EventLoop {
             adminLookups.ask(query)
         case .readConfiguration:
             readConfiguration()
+        case .releaseFreePages:
+            Memory.releaseFreePages()
         case .hang(let seconds):
             DaemonLog.hangForTest(seconds)
         }

@@ -22,7 +22,7 @@ extension ServerCore {
         authenticator.compactContexts()
         if contextOwners.capacity > 4 * max(contextOwners.count, 64) { contextOwners = contextOwners.resizedToFit() }
         if connections.capacity > 4 * max(connections.count, 64) { connections = connections.resizedToFit() }
-        Memory.releaseFreePages()
+        actions.append(.releaseFreePages)
     }
 }
 

@@ -26,6 +26,8 @@ enum ServerAction {
     case lookUpGroup(GroupQuery)
     /// Read the configuration files again (SIGHUP; `configurationRead`).
     case readConfiguration
+    /// Many contexts ended: hand free heap pages back to the kernel (malloc_trim).
+    case releaseFreePages
     /// The LOCALAUTHD_TEST_HANG hook: block the loop for this long.
     case hang(seconds: UInt32)
 }

@@ -30,6 +30,9 @@ final class ServerCore {
     /// kernel's getrandom in the daemon, a seeded source in a simulation).
     var randomBytes: (Int) -> [UInt8] = { SecureRandom.bytes($0) }
     func randomHex(bytes count: Int) -> String { Hex.encode(randomBytes(count)) }
+    /// The free bytes of the file system holding a directory (a port:
+    /// statvfs in the daemon; nil = unknown, nothing is refused for space).
+    var freeSpace: (String) -> Int64? = { FreeSpace.available(at: $0) }
 
     var connections: [Connection.ID: Connection] = [:]
     var connectionsPerUser: [UserID: Int] = [:]

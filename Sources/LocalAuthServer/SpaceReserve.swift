@@ -58,7 +58,7 @@ extension ServerCore {
         // The claim of what is on the file, read before statvfs: a byte
         // written in between is counted twice (refusing early), never missed.
         let claimed = authenticator.recorder.bytesClaimedWritten
-        guard reserve > 0, let free = FreeSpace.available(at: logDirectory) else {
+        guard reserve > 0, let free = freeSpace(logDirectory) else {
             limits.spaceLook = SpaceLook()
             noteSpaceLow(false, free: nil, reserve: reserve)
             return

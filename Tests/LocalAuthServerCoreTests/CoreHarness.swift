@@ -129,7 +129,7 @@ final class CoreHarness {
                 case .close(let id): closed.insert(id)
                 case .journal(let entry): journal.append(entry)
                 case .runPasscodeJob(let token, let job): jobs.append((token, job))
-                case .watch, .notify, .lookUpGroup, .readConfiguration, .hang: break
+                case .watch, .notify, .lookUpGroup, .readConfiguration, .releaseFreePages, .hang: break
                 }
             }
         }

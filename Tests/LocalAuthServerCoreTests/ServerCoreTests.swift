@@ -192,6 +192,31 @@ final class ServerCoreTests: XCTestCase {
         XCTAssertTrue(h.closed.contains(user))
     }
 
+    func test_S48_belowTheReserveByTheFreeSpacePortAnUnprivilegedNewIsRefusedAndRootsIsNot() throws {
+        // Given a 64 MiB reserve and a file system with 1 MiB free (the port, no disk),
+        let h = CoreHarness { $0.log.reserveSpace = 64 << 20 }
+        h.core.freeSpace = { _ in 1 << 20 }
+        let user = try XCTUnwrap(h.open(uid: 1000))
+        let root = try XCTUnwrap(h.open(uid: 0))
+        // when the tick looks,
+        h.turn()
+        h.core.tick()
+        h.endOfTurn()
+        // then uid 1000's routine request is refused, root's is not, and the journal says so.
+        h.feed("n new\n", on: user)
+        h.feed("r new\n", on: root)
+        XCTAssertTrue(h.reply("n", on: user)?.contains("unavailable") ?? false, "\(h.lines(user))")
+        XCTAssertTrue(h.reply("r", on: root)?.hasPrefix("r OK ctx=") ?? false, "\(h.lines(root))")
+        XCTAssertTrue(h.journal.contains { $0.priority == .error && $0.message.contains("ReserveSpace=") })
+        // And when space is back, the next look serves everyone.
+        h.core.freeSpace = { _ in 1 << 30 }
+        h.turn()
+        h.core.tick()
+        h.endOfTurn()
+        h.feed("n2 new\n", on: user)
+        XCTAssertTrue(h.reply("n2", on: user)?.hasPrefix("n2 OK ctx=") ?? false, "\(h.lines(user))")
+    }
+
     func test_connectionLimitsRefuseAtOpeningWithTheRefusalsBytes() throws {
         let h = CoreHarness {
             $0.daemon.maxConnectionsPerUser = 2
