@@ -107,7 +107,9 @@ let package = Package(
         ]),
         // S-43 against the real fprintd (virtual device, private bus); skips without it.
         // It also reads hostile D-Bus messages with the server's parsers (@testable).
-        .testTarget(name: "LocalAuthServerTests", dependencies: ["LocalAuthCore", "LocalAuthLog", "LocalAuthServer"]),
+        .testTarget(name: "LocalAuthServerTests", dependencies: [
+            "LocalAuthCore", "LocalAuthConfig", "LocalAuthLog", "LocalAuthSystem", "LocalAuthServer",
+        ]),
         // ServerCore driven with no socket, file, thread or clock (issue 18 item 1).
         .testTarget(name: "LocalAuthServerCoreTests", dependencies: [
             "LocalAuthCore", "LocalAuthConfig", "LocalAuthSystem", "LocalAuthServer",

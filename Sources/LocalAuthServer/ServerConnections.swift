@@ -162,6 +162,10 @@ extension ServerCore {
     /// half-closed `socat` session), then the socket closes.
     func peerGone(_ connection: Connection) {
         beginClose(connection)
+        // Its replies may be sent now, before the turn's end: the events
+        // they depend on (this turn's checks, the contexts' ends) reach the
+        // log's file first, as at every other send.
+        writeLog()
         flush(connection)
     }
 

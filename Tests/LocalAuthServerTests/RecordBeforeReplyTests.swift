@@ -1,0 +1,97 @@
+// "A record reaches the log's file before any reply that depends on it
+// leaves" (S-19, and the coalesced checks' crash promise, S-48): the
+// ServerCore over the real LogRecorder and EventLog, its actions performed
+// as the shell would, checking at every `.send` that nothing appended is
+// still unwritten (a SIGKILL right after the send would lose it).
+import Foundation
+import LocalAuthConfig
+import LocalAuthCore
+import LocalAuthLog
+import LocalAuthSystem
+@testable import LocalAuthServer
+import XCTest
+
+final class RecordBeforeReplyTests: XCTestCase {
+    final class NoPasscodes: LocalAuthServer.PasscodeBackend {
+        let name = "none"
+        func isSet(_ uid: UserID) -> Bool { false }
+        var users: [UserID] { [] }
+        func checker(for uid: UserID) -> @Sendable ([UInt8]) -> Bool { { _ in false } }
+        let recordMaker: @Sendable ([UInt8]) throws -> String = { _ in "" }
+        func commit(_ record: String?, for uid: UserID) throws {}
+    }
+
+    var directory = ""
+    var log: EventLog!
+    var core: ServerCore!
+    var monotonic: UInt64 = 1_000_000_000
+    /// What each `.send` wrote, and whether the log had unwritten records then.
+    var sent: [UInt8] = []
+    var sendsWithUnwrittenRecords = 0
+
+    override func setUpWithError() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("rbr-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        log = try EventLog.open(directory, options: .init(syncPolicy: .onDemand))
+        let recorder = LogRecorder(log: log, failure: FailureFlag())
+        core = ServerCore(configuration: DaemonConfiguration(), authenticator: Authenticator(state: AuthState(), recorder: recorder),
+                          passcodes: NoPasscodes(), version: "test", daemonUID: 0)
+        turn()
+    }
+
+    override func tearDown() {
+        core = nil
+        try? log?.close()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    private func turn() {
+        monotonic += 1_000_000
+        let micros = Int64(monotonic / 1000)
+        core.beginTurn(TurnTime(wall: 1_700_000_000_000_000 + micros, boot: micros, monotonic: monotonic))
+    }
+
+    private func perform() {
+        while !core.actions.isEmpty {
+            for action in core.takeActions() {
+                guard case .send(let id) = action else { continue }
+                if log.hasUnwritten { sendsWithUnwrittenRecords += 1 }
+                if let count = core.withUnsentOutput(id, { bytes -> Int in sent += bytes; return bytes.count }) {
+                    core.wrote(id, count: count)
+                }
+            }
+        }
+    }
+
+    private func feed(_ text: String, on id: Connection.ID) {
+        Array(text.utf8).withUnsafeBytes { _ = core.received($0, on: id) }
+        perform()
+    }
+
+    func test_S19_theRepliesOfAPeerThatHalfClosedLeaveOnlyOnceTheirChecksAreOnTheFile() throws {
+        guard case .accepted(let id) = core.connectionOpened(peer: PeerCredentials(pid: 1, uid: 0, gid: 0)) else {
+            return XCTFail("not accepted")
+        }
+        perform()
+        feed("n new\n", on: id)
+        core.endOfTurn()
+        perform()
+        let reply = String(decoding: sent, as: UTF8.self)
+        let ctx = try XCTUnwrap(reply.split(separator: " ").first { $0.hasPrefix("ctx=") }?.dropFirst(4)).trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertEqual(sendsWithUnwrittenRecords, 0)
+        // Given checks read in one turn (a run the recorder keeps open),
+        turn()
+        sent = []
+        feed("c1 can-evaluate ctx=\(ctx) policy=owner\nc2 can-evaluate ctx=\(ctx) policy=owner\n", on: id)
+        XCTAssertTrue(sent.isEmpty, "nothing is sent mid-read for two replies")
+        // when the same turn reads the peer's EOF (a half-closed `socat`),
+        core.peerClosed(id)
+        perform()
+        core.endOfTurn()
+        perform()
+        // then the replies leave, and only after their checks are on the file.
+        let text = String(decoding: sent, as: UTF8.self)
+        XCTAssertTrue(text.contains("c1 ") && text.contains("c2 "), text)
+        XCTAssertEqual(sendsWithUnwrittenRecords, 0, "a reply left before its check reached the log's file")
+    }
+}
