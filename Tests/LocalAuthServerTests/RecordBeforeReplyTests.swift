@@ -68,17 +68,38 @@ final class RecordBeforeReplyTests: XCTestCase {
         perform()
     }
 
-    func test_S19_theRepliesOfAPeerThatHalfClosedLeaveOnlyOnceTheirChecksAreOnTheFile() throws {
+    /// A connection of root with one context: (its id, the context).
+    private func connectionWithContext() throws -> (Connection.ID, String) {
         guard case .accepted(let id) = core.connectionOpened(peer: PeerCredentials(pid: 1, uid: 0, gid: 0)) else {
-            return XCTFail("not accepted")
+            throw XCTSkip("not accepted")
         }
         perform()
         feed("n new\n", on: id)
         core.endOfTurn()
         perform()
         let reply = String(decoding: sent, as: UTF8.self)
-        let ctx = try XCTUnwrap(reply.split(separator: " ").first { $0.hasPrefix("ctx=") }?.dropFirst(4)).trimmingCharacters(in: .whitespacesAndNewlines)
+        let ctx = try XCTUnwrap(reply.split(separator: " ").first { $0.hasPrefix("ctx=") }?.dropFirst(4))
         XCTAssertEqual(sendsWithUnwrittenRecords, 0)
+        return (id, ctx.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    func test_S19_aPipelinedReadsEarlyRepliesLeaveOnlyOnceTheirChecksAreOnTheFile() throws {
+        let (id, ctx) = try connectionWithContext()
+        turn()
+        sent = []
+        // More replies than the 16 KiB after which a read's output is sent early.
+        let count = 1_000
+        feed((0..<count).map { "c\($0) can-evaluate ctx=\(ctx) policy=owner\n" }.joined(), on: id)
+        XCTAssertFalse(sent.isEmpty, "sent during the read")
+        XCTAssertEqual(sendsWithUnwrittenRecords, 0, "an early reply left before its check reached the log's file")
+        core.endOfTurn()
+        perform()
+        XCTAssertEqual(String(decoding: sent, as: UTF8.self).split(separator: "\n").count, count)
+        XCTAssertEqual(sendsWithUnwrittenRecords, 0)
+    }
+
+    func test_S19_theRepliesOfAPeerThatHalfClosedLeaveOnlyOnceTheirChecksAreOnTheFile() throws {
+        let (id, ctx) = try connectionWithContext()
         // Given checks read in one turn (a run the recorder keeps open),
         turn()
         sent = []
