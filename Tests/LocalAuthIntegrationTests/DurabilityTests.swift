@@ -114,6 +114,64 @@ final class DurabilityTests: IntegrationTestCase {
         XCTAssertEqual(verify.0, 0, "verify: \(verify.1) \(verify.2)")
     }
 
+    /// F-18: a client that half-closes right after its checks. The read
+    /// that finds EOF ends the connection's contexts and writes the replies
+    /// at once (the peer is gone: nothing more to read); they must not leave
+    /// before the records of those checks reach the log's file, or a SIGKILL
+    /// in the same loop turn loses checks that were answered. The checks fill
+    /// exactly one 64 KiB read, so the EOF is read in the same turn; other
+    /// connections' pings, written while the daemon is stopped, keep that
+    /// turn busy after the replies left.
+    func test_S48_checksAnsweredToAHalfClosingClientSurviveSIGKILL() throws {
+        let daemon = try startDaemon()
+        try prepareOwner(try daemon.connect())
+        // Three rounds: the kill must land before the busy turn ends, which
+        // the old daemon lost to the scheduler about one round in four.
+        for round in 0..<3 {
+            if round > 0 { try daemon.start() }
+            let client = try daemon.connect()
+            let ctx = try newContext(client)
+            let busy = try (0..<32).map { _ in try daemon.connect() }
+            let count = 100
+            var batch = (0..<count).map { "c\($0) can-evaluate ctx=\(ctx) policy=biometrics\n" }.joined()
+            var pad = 0
+            while batch.utf8.count < 65536 {
+                let prefix = "p\(pad) ping k="
+                pad += 1
+                // Lines of at most ~4000 bytes; the last one fills the read exactly.
+                let filler = 65536 - batch.utf8.count - prefix.utf8.count - 1
+                batch += prefix + String(repeating: "z", count: filler > 4040 ? 4000 : max(filler, 1)) + "\n"
+            }
+            XCTAssertEqual(batch.utf8.count, 65536, "the batch fills one read")
+            let pings = Array(String(repeating: "q ping\n", count: 25000).utf8)
+            let pid = try XCTUnwrap(daemon.pid)
+            Glibc.kill(pid, SIGSTOP)
+            // SIGSTOP is delivered asynchronously: wait until it is stopped (5 s is a safety net).
+            _ = waitUntil(safetyNet: 5) {
+                let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+                let state = stat.split(separator: ")").last?.split(separator: " ").first
+                return state == "T" || state == "t"
+            }
+            try client.sendRaw(Array(batch.utf8))
+            shutdown(client.writeFD, Int32(SHUT_WR))
+            for other in busy { try other.sendRaw(pings) }
+            Glibc.kill(pid, SIGCONT)
+            let replies = try client.readUntilEOF().map(Client.parse)
+            daemon.kill()
+
+            let answered = replies.filter { $0.tag.hasPrefix("c") && $0.status == .ok }.count
+            XCTAssertEqual(answered, count, "round \(round): every check was answered before the close")
+            let left = try events(daemon, type: "policy-checked", ctx: ctx)
+            XCTAssertEqual(checks(left), answered, "round \(round): every check answered before SIGKILL is in the log: \(left)")
+            let invalidated = try events(daemon, type: "context-invalidated", ctx: ctx)
+            XCTAssertEqual(invalidated.count, 1, "round \(round): the half-close ended the context before the close")
+            for other in busy { other.shutDown() }
+        }
+        try daemon.start()
+        let verify = try runToCompletion(try Binary.find("localauthctl"), ["verify", "-D", daemon.stateDirectory])
+        XCTAssertEqual(verify.0, 0, "verify after three kills: \(verify.1) \(verify.2)")
+    }
+
     // MARK: Admin actions
 
     func testTheOKOfAnAdminActionComesOnlyOnceItIsDurable() throws {
