@@ -126,16 +126,19 @@ let package = Package(
             "LocalAuthProtocol", "LocalAuthConfig", "LocalAuthCore", "LocalAuthLog", "LocalAuthSystem",
         ], path: "Tests/Fuzz", exclude: ["corpus", "regressions"]),
         // The deterministic simulator (docs/RELIABILITY.md "Deterministic
-        // simulation"): the real core, reply gate and record framing over a
-        // simulated disk, clock and clients. Not a product: CI runs its seeds.
+        // simulation"): the real server core (ServerCore: dispatch, replies,
+        // the reply gate, fail closed) and record framing over a simulated
+        // disk, clock, sockets, workers and clients. Not a product: CI runs its seeds.
         // It reaches the server through @testable import (the recorder's
         // protocol stays internal, so its calls are devirtualized), so it
         // builds where testing is enabled, as LocalAuthFuzzTargets does.
         .target(name: "LocalAuthSimulation", dependencies: [
-            "LocalAuthCore", "LocalAuthProtocol", "LocalAuthLog", "LocalAuthServer",
+            "LocalAuthCore", "LocalAuthProtocol", "LocalAuthLog", "LocalAuthServer", "LocalAuthConfig", "LocalAuthSystem",
         ]),
         .executableTarget(name: "localauth-sim", dependencies: ["LocalAuthSimulation"]),
-        .testTarget(name: "LocalAuthSimulationTests", dependencies: ["LocalAuthSimulation", "LocalAuthCore"]),
+        .testTarget(name: "LocalAuthSimulationTests", dependencies: [
+            "LocalAuthSimulation", "LocalAuthCore", "LocalAuthTestSupport",
+        ]),
         .testTarget(name: "LocalAuthReliabilityTests", dependencies: [
             "LocalAuthProtocol", "LocalAuthSystem", "LocalAuthCore", "LocalAuthLog", "LocalAuthConfig",
             "LocalAuthTestSupport", "LocalAuthFuzzTargets",

@@ -2,10 +2,12 @@
 // bookkeeping rather than from the code under test: S-33 (one final answer
 // per evaluation, from what the clients received), S-38 (the live state is
 // the fold of the log, decoded from the simulated disk's bytes), S-40 (no
-// reply or journal line reveals a failure before it is durable), S-41 (a
-// failed log refuses and records nothing; a rotted one is refused at
-// restart, never cut as a torn tail), S-46 (no check admitted during a
-// delay or lock) and no lockout bypass across a crash.
+// byte sent and no journal entry written reveals a failure before it is
+// durable: RevealMarks), S-41 (a failed log refuses: clients hear
+// `unavailable`; a rotted one is refused at restart, never cut as a torn
+// tail), S-46 (no check started, and no verdict folded, during a delay or
+// lock) and no lockout bypass across a crash. This file keeps the verdicts
+// and the counts; the checks sit where their evidence is.
 import LocalAuthCore
 
 public final class Oracle {
@@ -32,21 +34,21 @@ public final class Oracle {
         public var faults: [DiskFault: Int] = [:]
         public var hostileLines = 0
         public var disconnects = 0
+        public var logFailures = 0
     }
-
-    /// After a log failure, the seq it stopped at: nothing may be recorded after it.
-    private var failedAt: UInt64?
 
     func violation(_ text: String) {
         violations.append("step \(step): \(text)")
     }
 
-    func recorded(_ event: Event, seq: UInt64, before: AuthState, now: Int64) {
+    /// A record folded by the S-38 shadow: S-46 judged on the state before
+    /// it, at the time the daemon decided it.
+    func recorded(_ event: Event, seq: UInt64, before: AuthState) {
         figures.events += 1
-        if let failedAt { violation("S-41: seq \(seq) (\(event.body.kind)) recorded after the log failed at \(failedAt)") }
         switch event.body {
+        case .policyChecked: figures.canEvaluates += 1
         case .passcodeAccepted(let uid, _, _), .passcodeRejected(let uid, _, _, _):
-            if let refusal = before.passcodeEntryRefusal(uid, now: now) {
+            if let refusal = before.passcodeEntryRefusal(uid, now: event.time) {
                 violation("S-46: a passcode verdict for uid \(uid) was accepted during \(refusal.message) (seq \(seq))")
             }
         default:
@@ -54,7 +56,6 @@ public final class Oracle {
         }
     }
 
-    func checked() { figures.canEvaluates += 1 }
     func count(step: Void) { figures.steps += 1 }
     func countHostileLine() { figures.hostileLines += 1 }
     func countDisconnect() { figures.disconnects += 1 }
@@ -67,22 +68,15 @@ public final class Oracle {
     private(set) var newestRevealedFailure: UInt64 = 0
     func answeredEvaluation() { figures.evaluationsAnswered += 1 }
     func refusedWhileFailed() { figures.refusedWhileFailed += 1 }
-    func logFailed(atSeq seq: UInt64) { failedAt = seq }
-    func restarted() {
-        failedAt = nil
-        figures.restarts += 1
+    func logFailed() { figures.logFailures += 1 }
+    func restarted() { figures.restarts += 1 }
+    /// Output revealed `count` durable failures, the newest at `newest`.
+    func revealed(_ count: Int, newest: UInt64) {
+        figures.failuresRevealed += count
+        newestRevealedFailure = max(newestRevealedFailure, newest)
     }
     func count(_ fault: DiskFault) { figures.faults[fault, default: 0] += 1 }
 
-    /// Bytes or a journal line that may reveal the failure at `reveals`
-    /// leave the daemon while the disk is durable through `durable`.
-    func revealed(_ reveals: UInt64, durable: UInt64, what: String) {
-        if reveals > durable {
-            violation("S-40: \(what) left before the failure at seq \(reveals) was durable (durable through \(durable))")
-        }
-        if reveals > 0 { figures.failuresRevealed += 1 }
-        newestRevealedFailure = max(newestRevealedFailure, reveals)
-    }
 
     /// S-38: the live state against the fold of the log's bytes.
     func compare(live: AuthState, fold: AuthState, _ when: String) {
@@ -114,14 +108,26 @@ extension Oracle.Figures {
         tornTailsCut += other.tornTailsCut
         hostileLines += other.hostileLines
         disconnects += other.disconnects
+        logFailures += other.logFailures
         for (fault, count) in other.faults { faults[fault, default: 0] += count }
+    }
+
+    /// One line of key=value pairs (a test reads the figures of a run it spawned).
+    public var record: String {
+        var pairs = [("steps", steps), ("events", events), ("can-evaluates", canEvaluates),
+                     ("evaluations-answered", evaluationsAnswered), ("failures-revealed", failuresRevealed),
+                     ("log-failures", logFailures), ("refused-while-failed", refusedWhileFailed), ("restarts", restarts),
+                     ("clean-stops", cleanStops), ("reopens", reopens), ("torn-tails", tornTailsCut),
+                     ("hostile-lines", hostileLines), ("disconnects", disconnects)]
+        for fault in DiskFault.allCases { pairs.append(("fault-" + fault.key, faults[fault] ?? 0)) }
+        return "figures " + pairs.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
     }
 
     /// The report's lines (faults in a fixed order).
     public var summary: String {
         var lines = [
             "steps \(steps), events recorded \(events), can-evaluates \(canEvaluates), evaluations answered \(evaluationsAnswered)",
-            "failures revealed after their fsync \(failuresRevealed), requests refused while the log failed \(refusedWhileFailed)",
+            "failures revealed after their fsync \(failuresRevealed), log failures \(logFailures), requests refused while the log failed \(refusedWhileFailed)",
             "restarts \(restarts) (clean stops \(cleanStops), reopens after a failure \(reopens)), torn tails cut \(tornTailsCut), hostile lines \(hostileLines), disconnects \(disconnects)",
         ]
         lines.append("wall clock set back \(clockSetBacks) times, rules reloaded \(ruleReloads) times")

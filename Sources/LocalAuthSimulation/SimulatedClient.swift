@@ -1,7 +1,11 @@
 // A fake client: a uid (some administrators), the lines it sends (well
 // formed, hostile, split at any byte) and what it makes of the answers. It
 // is the S-33 oracle: every `evaluate` it sent gets PROMPT lines and then
-// exactly one final answer (OK or ERR) with its tag, never a second one.
+// exactly one final answer (OK or ERR) with its tag, never a second one;
+// when the daemon ends the connection cleanly (`* BYE` after `quit`, a
+// protocol close, a limit or a clean stop) no evaluation it began is left
+// without its final answer. An `evaluate` the daemon never handled (sent
+// after the daemon stopped reading) gets no line at all, and is owed none.
 import LocalAuthCore
 import LocalAuthProtocol
 
@@ -20,8 +24,14 @@ final class SimulatedClient {
     private var pendingContext: [String: Set<String>] = [:]
     /// `evaluate` tags without their final answer, per context.
     var running: [String: String] = [:]
-    /// `evaluate` tags whose evaluation waits at a passcode prompt.
+    /// `evaluate` tags whose evaluation waits at a passcode prompt, and
+    /// those that got any PROMPT (the daemon handled them).
     var atPasscode: Set<String> = []
+    private var prompted: Set<String> = []
+    /// `* BYE` came, and `* ERR` lines that say replies were lost (the log
+    /// failed while they were held, or the client read too slowly).
+    private(set) var sawBye = false
+    private(set) var lostReplies = false
     private var answered: Set<String> = []
     private var nextTag = 0
     /// Bytes of a line it started sending and has not finished.
@@ -29,15 +39,6 @@ final class SimulatedClient {
     /// The tag of the last request made, and of the line cut in two.
     var lastTag: String?
     var partialTag: String?
-
-    /// The daemon did not read the request tagged `tag` (it had stopped
-    /// reading): no answer is owed.
-    func unread(_ tag: String?) {
-        guard let tag else { return }
-        pending[tag] = nil
-        running[tag] = nil
-        atPasscode.remove(tag)
-    }
 
     init(uid: UserID, isAdmin: Bool) {
         self.uid = uid
@@ -74,6 +75,12 @@ final class SimulatedClient {
             let tag = String(decoding: words[0], as: UTF8.self)
             let status = String(decoding: words[1], as: UTF8.self)
             let rest = words.count > 2 ? String(decoding: words[2], as: UTF8.self) : ""
+            if status == "ERR", rest.contains("name=unavailable") { oracle.refusedWhileFailed() }
+            if tag == "*" {
+                if status == "BYE" { sawBye = true }
+                if status == "ERR", rest.contains("name=unavailable") || rest.contains("unread") { lostReplies = true }
+                continue
+            }
             judge(tag: tag, status: status, rest: rest, oracle: oracle)
         }
     }
@@ -84,11 +91,13 @@ final class SimulatedClient {
         }
         if let ctx = running[tag] {
             if status == "PROMPT" {
+                prompted.insert(tag)
                 if rest.contains("kind=passcode") { atPasscode.insert(tag) } else { atPasscode.remove(tag) }
                 return
             }
             running[tag] = nil
             atPasscode.remove(tag)
+            prompted.remove(tag)
             answered.insert(tag)
             pending[tag] = nil
             oracle.answeredEvaluation()
@@ -107,11 +116,11 @@ final class SimulatedClient {
         pendingContext[tag] = nil
     }
 
-    /// The connection closed (by either side): what it waited for will not come.
-    func disconnected(cleanly: Bool, oracle: Oracle) {
-        // A line it had not finished sending was never read.
-        if !partial.isEmpty { unread(partialTag) }
-        if cleanly, let tag = running.keys.sorted().first {
+    /// The connection ended: by the daemon (`byDaemon`, after its last
+    /// byte reached the client) or by the client or a crash. What it waited
+    /// for will not come.
+    func disconnected(byDaemon: Bool, oracle: Oracle) {
+        if byDaemon, sawBye, !lostReplies, let tag = running.keys.sorted().first(where: { prompted.contains($0) }) {
             oracle.violation("S-33: uid \(uid)'s evaluation \(tag) had no final answer when the daemon closed cleanly")
         }
         connection = nil
@@ -121,6 +130,9 @@ final class SimulatedClient {
         pendingContext.removeAll()
         running.removeAll()
         atPasscode.removeAll()
+        prompted.removeAll()
         partial.removeAll()
+        sawBye = false
+        lostReplies = false
     }
 }

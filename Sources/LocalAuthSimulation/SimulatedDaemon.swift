@@ -1,293 +1,370 @@
-// The daemon as the simulator runs it: the real Authenticator (decide,
-// record, fold) over the SimulatedRecorder, the real ReplyGate for every
-// byte and journal line, requests through the real LineSplitter and
-// RequestScanner, replies written by the real LineWriter. What it does not
-// run yet is the epoll shell (Server): its dispatch, fail-closed answers and
-// event-to-reply mapping are restated here in small (docs/ARCHITECTURE.md,
-// "Deterministic simulation"). No clock, no socket, no thread: the run calls
-// each step, and an oracle (`Oracle`) watches what leaves.
+// The daemon as the simulator runs it: the real ServerCore (dispatch,
+// replies, the reply gate, fail closed, connections, limits, the passcode
+// queue) over the real Authenticator, fed its inputs by this action
+// performer in the place of the epoll shell (EventLoop). It owns what the
+// shell owns, simulated: the sockets (bytes a client wrote that the daemon
+// has not read, the interest the core asked for, short writes), the passcode
+// workers (a job runs at a step the run picks), the clock (TurnTime), the
+// journal and sd_notify; the log is the SimulatedRecorder over the
+// SimulatedDisk. Every action is judged on its way out by the S-40 oracle
+// (RevealMarks): output produced after a failure was recorded does not leave
+// before the disk has the failure.
 import LocalAuthCore
+import LocalAuthConfig
 import LocalAuthProtocol
+import LocalAuthSystem
 @testable import LocalAuthServer
 
-/// A journal line and the newest failure it may reveal (the S-40 oracle).
-struct JournalLine {
-    var text: String
-    var reveals: UInt64
+/// One connection's socket as the shell sees it.
+struct SimulatedSocket {
+    /// Bytes the client wrote that the daemon has not read (the kernel's buffer).
+    var inbound: [UInt8] = []
+    /// Bytes the daemon wrote to it so far (the stream's position).
+    var delivered = 0
+    /// Epoll interest, as the core last asked.
+    var reading = true
+    var writing = false
+    /// The client went away: EOF once `inbound` is read (or at once, reset).
+    var peerGone = false
+    /// The client that holds it, until it goes away.
+    var client: SimulatedClient?
+    var marks = RevealMarks()
+    /// What the stream had produced at the last look (a drop shows as less).
+    var produced = 0
 }
 
-final class SimConnection {
-    enum State { case open, closing, closed }
+/// The simulated clock: the wall clock may be set back (S-8), the boot and
+/// monotonic clocks never are.
+struct SimulatedClock {
+    var wall: Int64
+    var boot: Int64
+    var monotonic: UInt64
 
-    let id: UInt64
-    let uid: UserID
-    let isAdmin: Bool
-    var splitter = LineSplitter()
-    var output: [UInt8] = []
-    /// Every chunk queued (in `output` or held by the gate), in order, with
-    /// the newest failure seq it may reveal: the S-40 oracle's view.
-    var chunks: [(count: Int, reveals: UInt64)] = []
-    var contexts: [ContextID] = []
-    var evaluationTags: [ContextID: String] = [:]
-    var state = State.open
-    /// The log failed while output for it was held: that output was dropped
-    /// and the connection is closed after `* ERR` and `* BYE` (its request
-    /// stream is broken; S-33 answers per tag are not owed then).
-    var lostReplies = false
-
-    init(id: UInt64, uid: UserID, isAdmin: Bool) {
-        self.id = id
-        self.uid = uid
-        self.isAdmin = isAdmin
+    /// `micros` pass; a negative value sets the wall clock back by as much
+    /// while a tick's worth of real time passes.
+    mutating func pass(micros: Int64) {
+        wall += micros
+        let real = micros > 0 ? micros : 100_000
+        boot += real
+        monotonic += UInt64(real) * 1000
     }
-}
 
-/// A passcode check waiting for (or on) the simulated worker.
-struct PasscodeJob {
-    var uid: UserID
-    var ctx: ContextID
-    var eval: EvaluationID
-    var correct: Bool
-    var admitted = false
+    var turn: TurnTime { TurnTime(wall: wall, boot: boot, monotonic: monotonic) }
 }
 
 final class SimulatedDaemon {
-    var authenticator: Authenticator
-    let recorder: SimulatedRecorder
-    var gate = ReplyGate<JournalLine>()
-    var connections: [UInt64: SimConnection] = [:]
-    /// Why the log failed (fail closed), or nil.
-    var failed: String?
-    var jobs: [PasscodeJob] = []
-    /// The newest failure (biometric no match, wrong passcode) recorded:
-    /// the oracle's own reading of S-40, not the Authenticator's barrier.
-    var newestFailure: UInt64 = 0
-    /// Journal lines written, with the durable seq at that moment.
-    var journal: [String] = []
+    let core: ServerCore
+    let disk: SimulatedDisk
+    let passcodes: SimulatedPasscodes
     let oracle: Oracle
-    var now: Int64
-    var random: () -> UInt64
+    var clock: SimulatedClock
+    private var inTurn = false
+    private(set) var sockets: [Connection.ID: SimulatedSocket] = [:]
+    /// Jobs the core started, not yet finished by a worker.
+    private(set) var jobs: [(token: UInt64, job: PasscodeWorkers.Job)] = []
+    private(set) var notifications: [String] = []
+    /// The actions taken from the core, and the next to perform.
+    private var batch: [ServerAction] = []
+    private var next = 0
+    /// The run's choices: a number below the bound.
+    let below: (Int) -> Int
+    /// The run's trace.
+    var trace: (String) -> Void = { _ in }
+    /// What SIGHUP reads from the configuration files.
+    var configuration: () -> DaemonConfiguration = { DaemonConfiguration() }
+    private let fingerprintKey = Array("simulated fingerprint key".utf8)
 
-    init(state: AuthState, disk: SimulatedDisk, lastSeq: UInt64, now: Int64, oracle: Oracle, random: @escaping () -> UInt64) {
-        recorder = SimulatedRecorder(disk: disk, lastSeq: lastSeq)
-        authenticator = Authenticator(state: state, recorder: recorder)
-        self.now = now
+    var authenticator: Authenticator { core.authenticator }
+    var recorder: SimulatedRecorder { core.authenticator.recorder as! SimulatedRecorder }
+
+    init(core: ServerCore, disk: SimulatedDisk, passcodes: SimulatedPasscodes, clock: SimulatedClock,
+         oracle: Oracle, below: @escaping (Int) -> Int) {
+        self.core = core
+        self.disk = disk
+        self.passcodes = passcodes
+        self.clock = clock
         self.oracle = oracle
-        self.random = random
+        self.below = below
     }
 
-    // MARK: - Running commands
+    /// Wires a recorder (at boot, and at each reopen of the log) to the S-40 oracle.
+    func watch(_ recorder: SimulatedRecorder) {
+        recorder.recorded = { [unowned self] body, seq in failureRecorded(body, seq) }
+        recorder.failed = { [unowned self] in logFailed() }
+    }
 
-    @discardableResult
-    func run(_ command: Command) -> Authenticator.Outcome {
-        let before = authenticator.state
-        let outcome = authenticator.execute(command, now: now)
-        let events: [Event]
-        switch outcome {
-        case .events(let decided), .answered(let decided, _): events = decided
-        case .rejected, .unavailable: return outcome
+    // MARK: - Turns and inputs
+
+    /// Inputs come within a loop turn: the first one opens it (the clock is read once).
+    private func turn() {
+        guard !inTurn else { return }
+        inTurn = true
+        core.beginTurn(clock.turn)
+    }
+
+    func endTurn() {
+        turn()
+        core.endOfTurn()
+        perform()
+        inTurn = false
+    }
+
+    /// Time passes between turns only.
+    func pass(micros: Int64) {
+        if inTurn { endTurn() }
+        clock.pass(micros: micros)
+    }
+
+    func connect(_ client: SimulatedClient, pid: Int32) {
+        turn()
+        switch core.connectionOpened(peer: PeerCredentials(pid: pid, uid: client.uid, gid: client.uid)) {
+        case .accepted(let id):
+            var socket = SimulatedSocket()
+            socket.client = client
+            sockets[id] = socket
+            client.connection = id
+        case .refused(let bytes):
+            client.receive(bytes, oracle: oracle)
+            client.disconnected(byDaemon: true, oracle: oracle)
         }
-        let first = recorder.lastSeq &- UInt64(events.count) &+ 1
-        for (offset, event) in events.enumerated() {
-            let seq = first &+ UInt64(offset)
-            oracle.recorded(event, seq: seq, before: before, now: now)
-            switch event.body {
-            case .biometricFailed, .passcodeRejected: newestFailure = seq
-            default: break
+        perform()
+    }
+
+    /// The client writes: the bytes wait in the socket until the daemon reads.
+    func write(_ bytes: [UInt8], from client: SimulatedClient) {
+        guard let id = client.connection, sockets[id] != nil, !sockets[id]!.peerGone else { return }
+        sockets[id]!.inbound += bytes
+    }
+
+    /// The client closes its end (`reset`: what it wrote and the daemon
+    /// did not read is lost too).
+    func hangUp(_ client: SimulatedClient, reset: Bool) {
+        guard let id = client.connection else { return }
+        sockets[id]?.peerGone = true
+        sockets[id]?.client = nil
+        if reset { sockets[id]?.inbound.removeAll() }
+        client.disconnected(byDaemon: false, oracle: oracle)
+    }
+
+    /// Connections epoll reports: bytes to read (the core reads it and
+    /// watches for reading), or a hang-up.
+    var readable: [Connection.ID] {
+        sockets.keys.sorted().filter { id in
+            let socket = sockets[id]!
+            return socket.peerGone || (socket.reading && core.isReading(id) && !socket.inbound.isEmpty)
+        }
+    }
+
+    /// One read: a seeded prefix of what waits (one byte, some, or all);
+    /// EOF when nothing waits and the peer is gone (or, as EventLoop does,
+    /// a hang-up of a connection the core does not read).
+    func read(_ id: Connection.ID) {
+        guard let socket = sockets[id] else { return }
+        turn()
+        if socket.inbound.isEmpty || !socket.reading || !core.isReading(id) {
+            trace("  EOF")
+            core.peerClosed(id)
+        } else {
+            let waiting = socket.inbound.count
+            let roll = below(20)
+            let count = roll < 3 ? 1 : (roll < 8 ? 1 + below(waiting) : waiting)
+            let chunk = Array(socket.inbound[..<count])
+            sockets[id]!.inbound.removeFirst(count)
+            trace("  \(count) of \(waiting) bytes")
+            chunk.withUnsafeBytes { _ = core.received($0, on: id) }
+        }
+        perform()
+    }
+
+    /// Connections whose output did not all fit, now writable again.
+    var writable: [Connection.ID] { sockets.keys.sorted().filter { sockets[$0]!.writing } }
+
+    func writable(_ id: Connection.ID) {
+        turn()
+        core.writable(id)
+        perform()
+    }
+
+    func tick() {
+        turn()
+        core.tick()
+        perform()
+    }
+
+    func signal(_ signal: ServerSignal) {
+        turn()
+        core.signal(signal)
+        perform()
+    }
+
+    /// S-32 as EventLoop.shutdown does it: the core's final answers, a
+    /// bounded wait (1.5 s, in 10 ms waits while the sync thread may or
+    /// may not sync) for durability, the release, every socket closed.
+    func shutdown(sync: () -> Bool) {
+        if inTurn { endTurn() }
+        turn()
+        core.shutdown()
+        perform()
+        var waited = 0
+        while core.awaitsDurability, waited < 150 {
+            waited += 1
+            if sync() { recorder.syncIfAsked() }
+            clock.pass(micros: 10_000)
+        }
+        core.finishShutdown()
+        perform()
+        inTurn = false
+        exited()
+    }
+
+    /// A worker finishes one of the running jobs (the run picks which).
+    func finishJob() {
+        guard !jobs.isEmpty else { return }
+        let (token, job) = jobs.remove(at: below(jobs.count))
+        turn()
+        core.passcodeJobsFinished([SimulatedDaemon.run(job, token: token, fingerprintKey: fingerprintKey)])
+        perform()
+    }
+
+    // MARK: - Performing actions
+
+    /// Performs the core's actions in order, until it has none (an input
+    /// made while performing, `wrote`, may append more).
+    func perform() {
+        while true {
+            if next == batch.count {
+                batch.removeAll(keepingCapacity: true)
+                next = 0
+                core.takeActions(into: &batch)
+                if batch.isEmpty { return }
             }
-            deliver(event)
+            let action = batch[next]
+            next += 1
+            perform(action)
         }
-        return outcome
     }
 
-    /// What an event tells its evaluation's owner (PROMPT, final answer) and the journal.
-    private func deliver(_ event: Event) {
-        switch event.body {
-        case .promptShown(_, let ctx, _, let prompt):
-            guard let (connection, tag) = owner(ctx) else { return }
-            var line = LineWriter()
-            line.beginResponse(tag: tag, status: .prompt)
-            line.append(key: "kind", value: prompt.kind.rawValue)
-            if prompt.kind == .passcode { line.append(key: "attempts-left", value: prompt.attemptsLeft) }
-            line.endLine()
-            send(line.bytes, to: connection)
-        case .evaluationSucceeded(let uid, let ctx, _, let method):
-            writeJournal("Authentication succeeded for uid \(uid) (\(method.rawValue)).")
-            guard let (connection, tag) = owner(ctx) else { return }
-            connection.evaluationTags[ctx] = nil
-            var line = LineWriter()
-            line.beginResponse(tag: tag, status: .ok)
-            line.append(key: "method", value: method.rawValue)
-            line.endLine()
-            send(line.bytes, to: connection)
-        case .evaluationFailed(let uid, let ctx, _, let failure):
-            writeJournal("Authentication failed for uid \(uid): \(failure.code.wireName).")
-            guard let (connection, tag) = owner(ctx) else { return }
-            connection.evaluationTags[ctx] = nil
-            var line = LineWriter()
-            line.beginLAError(tag: tag, code: failure.code.rawValue, name: failure.code.wireName, message: failure.message)
-            if let retry = failure.retryAfter { line.append(key: "retry-after", value: Int(retry)) }
-            line.endLine()
-            send(line.bytes, to: connection)
-        case .biometricFailed(let uid, _, _):
-            if authenticator.state.user(uid).biometryLockedOut { writeJournal("Biometry locked out for uid \(uid).") }
-        case .passcodeRejected(let uid, _, _, true):
-            writeJournal("Wrong passcode for uid \(uid) (\(authenticator.state.user(uid).passcodeFailures) failures).")
-        default:
+    private func perform(_ action: ServerAction) {
+        switch action {
+        case .send(let id):
+            send(id)
+        case .watch(let id, let reading, let writing):
+            sockets[id]?.reading = reading
+            sockets[id]?.writing = writing
+        case .close(let id):
+            // Ids are never reused: a second close of one (a failed write
+            // during finishShutdown's closes) is nothing, as in EventLoop.
+            guard let socket = sockets.removeValue(forKey: id) else { return }
+            trace("  the daemon closes \(id)")
+            socket.client?.disconnected(byDaemon: true, oracle: oracle)
+        case .notify(let text):
+            notifications.append(text)
+        case .readConfiguration:
+            core.configurationRead(.success(configuration()))
+        case .runPasscodeJob(let token, let job):
+            admitted(token)
+            jobs.append((token, job))
+        case .lookUpGroup:
+            break  // AdminGroup is not configured: only root is an administrator
+        case .hang:
             break
         }
     }
 
-    private func owner(_ ctx: ContextID) -> (SimConnection, String)? {
-        for id in connections.keys.sorted() {
-            let connection = connections[id]!
-            if connection.state != .closed, let tag = connection.evaluationTags[ctx] { return (connection, tag) }
+    /// A write to the socket: all, part or none of the unsent output (the
+    /// client's buffer is full), each byte judged by S-40 first.
+    private func send(_ id: Connection.ID) {
+        guard var socket = sockets[id] else { return core.connectionFailed(id) }
+        // EPIPE: nobody reads.
+        if socket.peerGone { return core.connectionFailed(id) }
+        let roll = below(10)
+        guard let bytes = core.withUnsentOutput(id, { unsent -> [UInt8] in
+            let count = roll < 7 ? unsent.count : (roll < 9 ? below(unsent.count + 1) : 0)
+            return Array(unsent.prefix(count))
+        }) else { return }
+        let range = socket.delivered..<(socket.delivered + bytes.count)
+        let judged = socket.marks.performed(range, durable: recorder.durableSeq)
+        if let seq = judged.violation {
+            oracle.violation("S-40: connection \(id) was sent bytes \(range) produced after the failure at seq \(seq), "
+                + "durable through \(recorder.durableSeq)")
         }
-        return nil
-    }
-
-    // MARK: - Output through the gate
-
-    func send(_ bytes: [UInt8], to connection: SimConnection) {
-        guard connection.state != .closed else { return }
-        connection.chunks.append((bytes.count, failed == nil ? newestFailure : 0))
-        if gate.admits(connection.id, barrier: authenticator.revealGate, durable: { recorder.durableSeq }) {
-            connection.output.append(contentsOf: bytes)
-        } else {
-            gate.hold(bytes, for: connection.id, barrier: authenticator.revealGate)
+        oracle.revealed(judged.revealed, newest: judged.newest)
+        socket.delivered += bytes.count
+        sockets[id] = socket
+        if !bytes.isEmpty {
+            trace("  \(id) gets \(String(decoding: bytes.prefix(160), as: UTF8.self).debugDescription)\(bytes.count > 160 ? "..." : "")")
         }
+        socket.client?.receive(bytes, oracle: oracle)
+        core.wrote(id, count: bytes.count)
     }
 
-    func writeJournal(_ text: String) {
-        let line = JournalLine(text: text, reveals: failed == nil ? newestFailure : 0)
-        if let now = gate.journal(line, barrier: authenticator.revealGate, durable: { recorder.durableSeq }) { wrote(now) }
-    }
-
-    private func wrote(_ line: JournalLine) {
-        oracle.revealed(line.reveals, durable: recorder.durableSeq, what: "journal line \"\(line.text)\"")
-        journal.append(line.text)
-    }
-
-    /// The end of a loop turn: the log written and a sync asked for, a
-    /// failure failed closed, what is durable released.
-    func endOfTurn() {
-        if failed == nil { authenticator.flush() }
-        if failed == nil, let failure = recorder.failure { failClosed(failure) }
-        guard !gate.isEmpty else { return }
-        gate.durable(through: recorder.durableSeq, journal: { wrote($0) }, release: { id, bytes in
-            connections[id]?.output.append(contentsOf: bytes)
-        })
-    }
-
-    /// The socket writes of a turn: each connection's output, checked by
-    /// the oracle chunk by chunk, handed to its client.
-    func takeOutput(_ connection: SimConnection) -> [UInt8] {
-        var delivered = connection.output.count
-        while delivered > 0, let chunk = connection.chunks.first {
-            if chunk.count > delivered {
-                oracle.violation("S-40: connection \(connection.id) was sent part of a chunk (the gate split a reply)")
-                break
-            }
-            oracle.revealed(chunk.reveals, durable: recorder.durableSeq, what: "a reply to connection \(connection.id)")
-            delivered -= chunk.count
-            connection.chunks.removeFirst()
-        }
-        defer { connection.output.removeAll() }
-        return connection.output
-    }
-
-    /// The chunks of output that the gate dropped are gone from the oracle's view too.
-    private func dropHeldChunks(_ connection: SimConnection) {
-        var covered = 0
-        var kept = 0
-        for chunk in connection.chunks {
-            guard covered + chunk.count <= connection.output.count else { break }
-            covered += chunk.count
-            kept += 1
-        }
-        connection.chunks.removeLast(connection.chunks.count - kept)
-    }
-
-    // MARK: - Failing closed (ServerFailure.swift, in small)
-
-    func failClosed(_ why: String) {
-        failed = why
-        oracle.logFailed(atSeq: recorder.lastSeq)
-        let lost = Set(gate.logFailed())
-        for id in connections.keys.sorted() {
-            let connection = connections[id]!
-            dropHeldChunks(connection)
-            for ctx in connection.evaluationTags.keys.sorted() {
-                let tag = connection.evaluationTags[ctx]!
-                send(errorLine(tag, ProtocolError(.unavailable, "The event log cannot record events.")), to: connection)
-            }
-            connection.evaluationTags.removeAll()
-            if lost.contains(id) {
-                send(errorLine("*", ProtocolError(.unavailable, "The event log cannot record events.")), to: connection)
-                var bye = LineWriter()
-                bye.appendBye(reason: "shutdown")
-                send(bye.bytes, to: connection)
-                connection.state = .closing
-                connection.lostReplies = true
+    /// What a worker does with a job (PasscodeWorkers.submit's closure),
+    /// on the simulator's step instead of a thread.
+    static func run(_ job: PasscodeWorkers.Job, token: UInt64, fingerprintKey: [UInt8]) -> PasscodeWorkers.Completion {
+        var completion = PasscodeWorkers.Completion(token: token, correct: false, hash: nil, fingerprint: [])
+        switch job {
+        case .verify(let secret, let check):
+            let bytes = secret.copy()
+            completion.correct = check(bytes)
+            completion.fingerprint = SHA256.hash(fingerprintKey + bytes)
+        case .record(let secret, let make):
+            do {
+                completion.hash = try make(secret.copy())
+                completion.correct = true
+            } catch {
+                completion.error = "\(error)"
             }
         }
-        jobs.removeAll()
+        return completion
     }
 
-    func errorLine(_ tag: String, _ error: ProtocolError) -> [UInt8] {
-        var line = LineWriter()
-        line.appendProtocolError(tag: tag, error)
-        return line.bytes
+    // MARK: - The S-40 oracle's marks
+
+    /// What connection `id` has produced so far: sent, queued and held.
+    private func produced(_ id: Connection.ID) -> Int {
+        sockets[id]!.delivered + unsent(id) + core.replyGate.heldByteCount(id)
     }
 
-    // MARK: - Connections
+    private func unsent(_ id: Connection.ID) -> Int { core.connections[id]?.unsentByteCount ?? 0 }
 
-    func open(id: UInt64, uid: UserID, isAdmin: Bool) {
-        connections[id] = SimConnection(id: id, uid: uid, isAdmin: isAdmin)
-    }
-
-    /// The peer went away: its contexts end (S-14), its held output vanishes.
-    func close(_ id: UInt64) {
-        guard let connection = connections[id], connection.state != .closed else { return }
-        connection.state = .closed
-        connection.evaluationTags.removeAll()
-        for ctx in connection.contexts where failed == nil {
-            run(.invalidate(ctx: ctx, reason: .disconnect))
+    private func failureRecorded(_ body: EventBody, _ seq: UInt64) {
+        switch body {
+        case .biometricFailed, .passcodeRejected: break
+        default: return
         }
-        connection.contexts.removeAll()
-        gate.forget(id)
-        connections[id] = nil
-    }
-
-    // MARK: - Workers, sensor, clock
-
-    /// The worker picks the first waiting job: S-46's admission first.
-    func startPasscodeJob() {
-        guard failed == nil, let index = jobs.firstIndex(where: { !$0.admitted }) else { return }
-        let job = jobs[index]
-        guard jobs.allSatisfy({ !$0.admitted || $0.uid != job.uid }) else { return }  // one check per uid
-        let refusal = authenticator.state.passcodeEntryRefusal(job.uid, now: now)
-        let outcome = run(.admitPasscodeAttempt(uid: job.uid, ctx: job.ctx, eval: job.eval))
-        guard case .events(let events) = outcome, events.isEmpty else {
-            jobs.remove(at: index)
-            return
+        for id in sockets.keys.sorted() {
+            let now = produced(id)
+            if now < sockets[id]!.produced { sockets[id]!.marks.dropped(to: now) }
+            sockets[id]!.produced = now
+            sockets[id]!.marks.failureRecorded(seq: seq, produced: now)
         }
-        if let refusal { oracle.violation("S-46: a check of uid \(job.uid)'s passcode was admitted during \(refusal.message)") }
-        jobs[index].admitted = true
     }
 
-    func finishPasscodeJob() {
-        guard failed == nil, let index = jobs.firstIndex(where: { $0.admitted }) else { return }
-        let job = jobs.remove(at: index)
-        run(.passcodeChecked(uid: job.uid, ctx: job.ctx, eval: job.eval, correct: job.correct, repeated: false))
-    }
-
-    func tick(by micros: Int64) {
-        now += micros
-        guard failed == nil else { return }
-        if let deadline = authenticator.state.nextPromptDeadline, deadline <= authenticator.state.effectiveNow(now) {
-            run(.expirePrompts)
+    /// The log failed: undurable failures will never be durable.
+    private func logFailed() {
+        oracle.logFailed()
+        let durable = recorder.durableSeq
+        for id in sockets.keys.sorted() {
+            sockets[id]!.marks.logFailed(admitted: sockets[id]!.delivered + unsent(id), durable: durable)
         }
-        recorder.flush(durableThrough: recorder.lastSeq)
+    }
+
+    /// The process exited (after a clean stop): every socket closes.
+    func exited() {
+        for id in sockets.keys.sorted() { sockets[id]!.client?.disconnected(byDaemon: true, oracle: oracle) }
+        sockets.removeAll()
+    }
+
+    /// S-46: a check that starts now must not be in a delay or a lock (at
+    /// the daemon's clock of the turn, DaemonClock: after the wall clock is
+    /// set back it runs on with CLOCK_BOOTTIME, so delays do not lengthen).
+    private func admitted(_ token: UInt64) {
+        // A new passcode's hash (its old one was proved before) checks nothing.
+        guard let check = core.running[token] else { return }
+        if case .newHash = check { return }
+        let uid = check.uid
+        if let refusal = authenticator.state.passcodeEntryRefusal(uid, now: core.now) {
+            oracle.violation("S-46: a check of uid \(uid)'s passcode started during \(refusal.message)")
+        }
     }
 }

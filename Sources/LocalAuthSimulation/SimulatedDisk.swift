@@ -18,8 +18,22 @@ public enum DiskFault: String, CaseIterable, Sendable, Comparable {
     case ioErrorOnSync = "EIO on fsync"
     case crash = "crash (unsynced bytes lost, some kept torn)"
     case bitRot = "a durable byte flipped before a restart"
+    case passcodeStoreFull = "the passcode store's write fails (set-passcode)"
 
     public static func < (lhs: DiskFault, rhs: DiskFault) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    /// Its name in `Figures.record`.
+    public var key: String {
+        switch self {
+        case .tornWrite: "torn-write"
+        case .noSpaceOnWrite: "enospc-write"
+        case .ioErrorOnWrite: "eio-write"
+        case .ioErrorOnSync: "eio-fsync"
+        case .crash: "crash"
+        case .bitRot: "bit-rot"
+        case .passcodeStoreFull: "passcode-store-full"
+        }
+    }
 }
 
 public final class SimulatedDisk {
@@ -112,6 +126,11 @@ final class SimulatedRecorder: EventRecorder {
     private(set) var failure: String?
     /// How many bytes of a torn write survive (the run's choice).
     var tornKeep: (Int) -> Int = { $0 / 2 }
+    /// Told of every record appended (its body and seq), while the
+    /// decision that made it runs: the S-40 oracle marks its streams there.
+    var recorded: (EventBody, UInt64) -> Void = { _, _ in }
+    /// Told when a write or fsync failed (before the daemon hears of it).
+    var failed: () -> Void = {}
 
     init(disk: SimulatedDisk, lastSeq: UInt64) {
         self.disk = disk
@@ -137,6 +156,7 @@ final class SimulatedRecorder: EventRecorder {
         appended.append(contentsOf: unwritten[start...])
         unwrittenRecords.append((seq, unwritten.count))
         lastSeq = seq
+        recorded(body, seq)
         return seq
     }
 
@@ -148,6 +168,7 @@ final class SimulatedRecorder: EventRecorder {
             unwritten.removeAll()
             unwrittenRecords.removeAll()
             if let problem = disk.write(bytes, records: records, kept: tornKeep(bytes.count)) {
+                failed()
                 failure = problem
                 return
             }
@@ -158,7 +179,10 @@ final class SimulatedRecorder: EventRecorder {
     /// The sync thread's turn: an fdatasync if one was asked for.
     func syncIfAsked() {
         guard failure == nil, syncRequested > disk.syncedSeq else { return }
-        if let problem = disk.sync() { failure = problem }
+        if let problem = disk.sync() {
+            failed()
+            failure = problem
+        }
     }
 
     var wantsSync: Bool { failure == nil && syncRequested > disk.syncedSeq }

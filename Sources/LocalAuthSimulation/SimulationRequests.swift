@@ -1,0 +1,67 @@
+// What the fake clients send: mostly the protocol's verbs (right or wrong
+// passcodes, contexts that are theirs or not, admin verbs from users who
+// are not administrators), sometimes several lines in one write
+// (pipelined), sometimes hostile bytes. Only the lines are the simulator's;
+// every answer is the daemon's own.
+import LocalAuthCore
+
+extension Simulation {
+    /// One write's worth: one request line, or a few pipelined.
+    func line(for client: SimulatedClient) -> [UInt8] {
+        guard random.chance(8) else { return request(for: client) }
+        var bytes: [UInt8] = []
+        for _ in 0..<(2 + random.below(4)) { bytes += request(for: client) }
+        return bytes
+    }
+
+    private func request(for client: SimulatedClient) -> [UInt8] {
+        let ctx = client.contexts.isEmpty ? "00112233445566778899aabbccddeeff" : random.pick(client.contexts)
+        let policy = random.pick(["biometrics", "owner", "owner", "companion", "nonsense"])
+        let others: [UserID] = [1000, 1001, 1002, 1003, 4242]
+        let passcode = passcodes.passcode(of: client.uid) ?? "none-set"
+        // Without a context most requests are refused: a client makes one first, mostly.
+        if client.contexts.isEmpty, random.chance(50) { return client.request("new") }
+        switch random.below(100) {
+        case 0..<12: return client.request("new")
+        case 12..<29: return client.request("can-evaluate", [("ctx", ctx), ("policy", policy)])
+        case 29..<45: return client.request("evaluate", [("ctx", ctx), ("policy", policy), ("reason", "sim")])
+        case 45..<57:
+            let secret = random.chance(40) ? passcode : "wrong-\(random.below(3))"
+            let target = client.running.first { client.atPasscode.contains($0.key) }?.value ?? ctx
+            return client.request("passcode", [("ctx", target), ("secret", secret)])
+        case 57..<61: return client.request("fallback", [("ctx", ctx)])
+        case 61..<65: return client.request("cancel", [("ctx", ctx)])
+        case 65..<70: return client.request("invalidate", [("ctx", ctx)])
+        case 70..<74: return client.request("status")
+        case 74..<77: return client.request("ping")
+        case 77..<78: return client.request("quit")
+        case 78..<82: return client.request("enroll", [("uid", String(random.pick(others)))])
+        case 82..<85: return client.request("reset", [("uid", String(random.pick(others)))])
+        case 85..<86: return client.request("unlocked", [("uid", String(random.pick(others)))])
+        case 86..<89:
+            // S-36: the old passcode (right or wrong) proves the change; a slow check on a worker.
+            let old = random.chance(60) ? passcode : "wrong-\(random.below(3))"
+            return client.request("set-passcode", [("secret", "pass-\(client.uid)-\(random.below(4))"), ("old-secret", old)])
+        case 89..<92:
+            let property = random.pick([("reuse-duration", String(random.pick([0, 5, 60, 400]))),
+                                        ("interaction-not-allowed", random.chance(50) ? "true" : "false"),
+                                        ("fallback-title", random.pick(["", "Use Passcode", "x y"])),
+                                        ("reuse-duration", "-1")])
+            return client.request("set", [("ctx", ctx), property])
+        default: return hostileLine(client)
+        }
+    }
+
+    private func hostileLine(_ client: SimulatedClient) -> [UInt8] {
+        oracle.countHostileLine()
+        switch random.below(11) {
+        case 0, 1: return (0..<(1 + random.below(40))).map { _ in UInt8(truncatingIfNeeded: random.next()) } + [10]
+        case 2, 3: return Array("\(client.tag()) new bogus=1\n".utf8)
+        case 4, 5: return Array("\(client.tag()) fly-away ctx=1\n".utf8)
+        case 6, 7: return Array("\(client.tag()) evaluate ctx=\(String(repeating: "z", count: 40)) policy=owner reason=x\n".utf8)
+        // Too long: the daemon answers `* ERR line-too-long` and closes.
+        case 8: return Array(repeating: UInt8(ascii: "a"), count: 8200) + [10]
+        default: return Array("\n  \r\n=\0\n".utf8)
+        }
+    }
+}
