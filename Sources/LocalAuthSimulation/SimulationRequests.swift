@@ -8,6 +8,16 @@ import LocalAuthCore
 extension Simulation {
     /// One write's worth: one request line, or a few pipelined.
     func line(for client: SimulatedClient) -> [UInt8] {
+        // Several evaluations at their passcode prompt, answered at once
+        // (mostly wrong): a delay that the first verdict starts must refuse
+        // the checks queued behind it (S-46).
+        let prompts = client.running.keys.sorted().filter { client.atPasscode.contains($0) }
+        if prompts.count >= 2, random.chance(40) {
+            return prompts.flatMap { tag in
+                let secret = random.chance(20) ? (passcodes.passcode(of: client.uid) ?? "") : "wrong-\(random.below(3))"
+                return client.request("passcode", [("ctx", client.running[tag]!), ("secret", secret)])
+            }
+        }
         guard random.chance(8) else { return request(for: client) }
         var bytes: [UInt8] = []
         for _ in 0..<(2 + random.below(4)) { bytes += request(for: client) }
@@ -21,6 +31,8 @@ extension Simulation {
         let passcode = passcodes.passcode(of: client.uid) ?? "none-set"
         // Without a context most requests are refused: a client makes one first, mostly.
         if client.contexts.isEmpty, random.chance(50) { return client.request("new") }
+        // A few contexts, each evaluating: more prompts at once.
+        if client.contexts.count < 3, random.chance(10) { return client.request("new") }
         switch random.below(100) {
         case 0..<12: return client.request("new")
         case 12..<29: return client.request("can-evaluate", [("ctx", ctx), ("policy", policy)])
