@@ -35,6 +35,10 @@ public final class Oracle {
         public var hostileLines = 0
         public var disconnects = 0
         public var logFailures = 0
+        public var trailEntries = 0
+        public var passcodeJobs = 0
+        public var shortWrites = 0
+        public var splitReads = 0
     }
 
     func violation(_ text: String) {
@@ -69,6 +73,10 @@ public final class Oracle {
     func answeredEvaluation() { figures.evaluationsAnswered += 1 }
     func refusedWhileFailed() { figures.refusedWhileFailed += 1 }
     func logFailed() { figures.logFailures += 1 }
+    func countTrailEntry() { figures.trailEntries += 1 }
+    func countPasscodeJob() { figures.passcodeJobs += 1 }
+    func countShortWrite() { figures.shortWrites += 1 }
+    func countSplitRead() { figures.splitReads += 1 }
     func restarted() { figures.restarts += 1 }
     /// Output revealed `count` durable failures, the newest at `newest`.
     func revealed(_ count: Int, newest: UInt64) {
@@ -109,6 +117,10 @@ extension Oracle.Figures {
         hostileLines += other.hostileLines
         disconnects += other.disconnects
         logFailures += other.logFailures
+        trailEntries += other.trailEntries
+        passcodeJobs += other.passcodeJobs
+        shortWrites += other.shortWrites
+        splitReads += other.splitReads
         for (fault, count) in other.faults { faults[fault, default: 0] += count }
     }
 
@@ -118,7 +130,8 @@ extension Oracle.Figures {
                      ("evaluations-answered", evaluationsAnswered), ("failures-revealed", failuresRevealed),
                      ("log-failures", logFailures), ("refused-while-failed", refusedWhileFailed), ("restarts", restarts),
                      ("clean-stops", cleanStops), ("reopens", reopens), ("torn-tails", tornTailsCut),
-                     ("hostile-lines", hostileLines), ("disconnects", disconnects)]
+                     ("hostile-lines", hostileLines), ("disconnects", disconnects), ("trail-entries", trailEntries),
+                     ("passcode-jobs", passcodeJobs), ("short-writes", shortWrites), ("split-reads", splitReads)]
         for fault in DiskFault.allCases { pairs.append(("fault-" + fault.key, faults[fault] ?? 0)) }
         return "figures " + pairs.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
     }
@@ -131,6 +144,7 @@ extension Oracle.Figures {
             "restarts \(restarts) (clean stops \(cleanStops), reopens after a failure \(reopens)), torn tails cut \(tornTailsCut), hostile lines \(hostileLines), disconnects \(disconnects)",
         ]
         lines.append("wall clock set back \(clockSetBacks) times, rules reloaded \(ruleReloads) times")
+        lines.append("journal trail entries checked \(trailEntries), passcode jobs run \(passcodeJobs), short writes \(shortWrites), reads that split what waited \(splitReads)")
         for fault in DiskFault.allCases { lines.append("fault: \(fault.rawValue): \(faults[fault] ?? 0)") }
         return lines.joined(separator: "\n")
     }

@@ -63,6 +63,11 @@ final class SimulatedDaemon {
     /// Jobs the core started, not yet finished by a worker.
     private(set) var jobs: [(token: UInt64, job: PasscodeWorkers.Job)] = []
     private(set) var notifications: [String] = []
+    /// The authentication trail (each evaluation's end, lockouts, backoff,
+    /// account changes: what a failure's outcome shows in), as a stream.
+    private var trail = RevealMarks()
+    private var trailPerformed = 0
+    private(set) var journalEntries = 0
     /// The actions taken from the core, and the next to perform.
     private var batch: [ServerAction] = []
     private var next = 0
@@ -171,6 +176,7 @@ final class SimulatedDaemon {
             let chunk = Array(socket.inbound[..<count])
             sockets[id]!.inbound.removeFirst(count)
             trace("  \(count) of \(waiting) bytes")
+            if count < waiting { oracle.countSplitRead() }
             chunk.withUnsafeBytes { _ = core.received($0, on: id) }
         }
         perform()
@@ -259,10 +265,13 @@ final class SimulatedDaemon {
             socket.client?.disconnected(byDaemon: true, oracle: oracle)
         case .notify(let text):
             notifications.append(text)
+        case .journal(let entry):
+            journaled(entry)
         case .readConfiguration:
             core.configurationRead(.success(configuration()))
         case .runPasscodeJob(let token, let job):
             admitted(token)
+            oracle.countPasscodeJob()
             jobs.append((token, job))
         case .lookUpGroup:
             break  // AdminGroup is not configured: only root is an administrator
@@ -274,28 +283,29 @@ final class SimulatedDaemon {
     /// A write to the socket: all, part or none of the unsent output (the
     /// client's buffer is full), each byte judged by S-40 first.
     private func send(_ id: Connection.ID) {
-        guard var socket = sockets[id] else { return core.connectionFailed(id) }
-        // EPIPE: nobody reads.
-        if socket.peerGone { return core.connectionFailed(id) }
+        guard sockets[id] != nil else { return core.connectionFailed(id) }
         let roll = below(10)
-        guard let bytes = core.withUnsentOutput(id, { unsent -> [UInt8] in
+        // As EventLoop's: one call; nil is a failed write (EPIPE: nobody reads).
+        core.writeOutput(id) { unsent -> Int? in
+            guard var socket = sockets[id], !socket.peerGone else { return nil }
             let count = roll < 7 ? unsent.count : (roll < 9 ? below(unsent.count + 1) : 0)
-            return Array(unsent.prefix(count))
-        }) else { return }
-        let range = socket.delivered..<(socket.delivered + bytes.count)
-        let judged = socket.marks.performed(range, durable: recorder.durableSeq)
-        if let seq = judged.violation {
-            oracle.violation("S-40: connection \(id) was sent bytes \(range) produced after the failure at seq \(seq), "
-                + "durable through \(recorder.durableSeq)")
+            if count < unsent.count { oracle.countShortWrite() }
+            let range = socket.delivered..<(socket.delivered + count)
+            let judged = socket.marks.performed(range, durable: recorder.durableSeq)
+            if let seq = judged.violation {
+                oracle.violation("S-40: connection \(id) was sent bytes \(range) produced after the failure at seq \(seq), "
+                    + "durable through \(recorder.durableSeq)")
+            }
+            oracle.revealed(judged.revealed, newest: judged.newest)
+            socket.delivered += count
+            sockets[id] = socket
+            let bytes = Array(unsent.prefix(count))
+            if !bytes.isEmpty {
+                trace("  \(id) gets \(String(decoding: bytes.prefix(160), as: UTF8.self).debugDescription)\(bytes.count > 160 ? "..." : "")")
+            }
+            socket.client?.receive(bytes, oracle: oracle)
+            return count
         }
-        oracle.revealed(judged.revealed, newest: judged.newest)
-        socket.delivered += bytes.count
-        sockets[id] = socket
-        if !bytes.isEmpty {
-            trace("  \(id) gets \(String(decoding: bytes.prefix(160), as: UTF8.self).debugDescription)\(bytes.count > 160 ? "..." : "")")
-        }
-        socket.client?.receive(bytes, oracle: oracle)
-        core.wrote(id, count: bytes.count)
     }
 
     /// What a worker does with a job (PasscodeWorkers.submit's closure),
@@ -332,6 +342,7 @@ final class SimulatedDaemon {
         case .biometricFailed, .passcodeRejected: break
         default: return
         }
+        trail.failureRecorded(seq: seq, produced: trailProduced)
         for id in sockets.keys.sorted() {
             let now = produced(id)
             if now < sockets[id]!.produced { sockets[id]!.marks.dropped(to: now) }
@@ -347,6 +358,40 @@ final class SimulatedDaemon {
         for id in sockets.keys.sorted() {
             sockets[id]!.marks.logFailed(admitted: sockets[id]!.delivered + unsent(id), durable: durable)
         }
+        trail.logFailed(admitted: trailPerformed + pendingTrailEntries, durable: durable)
+    }
+
+    /// Trail entries produced, not yet performed (in the batch being
+    /// performed and in the core's buffer), and produced in all (the
+    /// reply gate holds the rest).
+    private var pendingTrailEntries: Int {
+        let isTrail = { (action: ServerAction) -> Bool in
+            if case .journal(let entry) = action { return Self.isTrail(entry) } else { return false }
+        }
+        return batch[next...].count(where: isTrail) + core.actions.count(where: isTrail)
+    }
+
+    private var trailProduced: Int { trailPerformed + pendingTrailEntries + core.replyGate.heldJournalEntries }
+
+    /// The entries S-40 holds (ReplyGate): those a failure's outcome shows in.
+    static func isTrail(_ entry: JournalEntry) -> Bool {
+        switch entry.id {
+        case .evaluationSucceeded?, .evaluationFailed?, .lockoutEngaged?, .passcodeBackoff?, .accountChanged?: true
+        default: false
+        }
+    }
+
+    private func journaled(_ entry: JournalEntry) {
+        journalEntries += 1
+        guard Self.isTrail(entry) else { return }
+        let judged = trail.performed(trailPerformed..<(trailPerformed + 1), durable: recorder.durableSeq)
+        if let seq = judged.violation {
+            oracle.violation("S-40: the journal entry \"\(entry.message)\" was written before the failure at seq \(seq), "
+                + "recorded before it, was durable (durable through \(recorder.durableSeq))")
+        }
+        oracle.revealed(judged.revealed, newest: judged.newest)
+        oracle.countTrailEntry()
+        trailPerformed += 1
     }
 
     /// The process exited (after a clean stop): every socket closes.
