@@ -60,6 +60,8 @@ final class SimulatedDaemon {
     var clock: SimulatedClock
     private var inTurn = false
     private(set) var sockets: [Connection.ID: SimulatedSocket] = [:]
+    /// AdminGroup lookups asked (the lookup thread answers in order).
+    private(set) var lookups: [GroupQuery] = []
     /// Jobs the core started, not yet finished by a worker.
     private(set) var jobs: [(token: UInt64, job: PasscodeWorkers.Job)] = []
     private(set) var notifications: [String] = []
@@ -232,6 +234,15 @@ final class SimulatedDaemon {
         perform()
     }
 
+    /// The lookup thread answers its oldest query (NSS: is `uid` in the group?).
+    func answerLookup(member: (UserID) -> Bool) {
+        guard !lookups.isEmpty else { return }
+        let query = lookups.removeFirst()
+        turn()
+        core.adminLookupsAnswered([(query, member(query.uid))])
+        perform()
+    }
+
     // MARK: - Performing actions
 
     /// Performs the core's actions in order, until it has none (an input
@@ -273,8 +284,8 @@ final class SimulatedDaemon {
             admitted(token)
             oracle.countPasscodeJob()
             jobs.append((token, job))
-        case .lookUpGroup:
-            break  // AdminGroup is not configured: only root is an administrator
+        case .lookUpGroup(let query):
+            lookups.append(query)
         case .hang:
             break
         }

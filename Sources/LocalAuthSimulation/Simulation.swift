@@ -39,6 +39,8 @@ public final class Simulation {
     /// Lines of trace kept (the newest); `localauth-sim --dump` keeps all.
     public var traceLimit = 400
     var configuration: DaemonConfiguration
+    /// AdminGroup's members as NSS answers now (an administrator may be removed).
+    var groupMembers: Set<UserID> = [1001]
     static let users: [UserID] = [0, 1000, 1001, 1002, 1003]
 
     public init(seed: UInt64) {
@@ -54,6 +56,8 @@ public final class Simulation {
         // No statvfs of a real directory: the space reserve is off.
         configuration.log.reserveSpace = 0
         configuration.daemon.stateDirectory = "/nonexistent/localauth-sim"
+        // Half the seeds name an AdminGroup: admin requests of others wait for its lookup (S-51).
+        if random.chance(50) { configuration.daemon.adminGroup = "wheel" }
         self.configuration = configuration
         for index in 0..<(3 + random.below(5)) {
             let uid = Self.users[index % Self.users.count]
@@ -99,6 +103,7 @@ public final class Simulation {
         case 915..<930: disconnect()
         case 930..<935: crash()
         case 935..<937: cleanStop()
+        case 937..<960: nssAnswers()
         default: clientActs()
         }
     }
@@ -205,6 +210,18 @@ public final class Simulation {
         }
         let chunk = random.next()
         daemon.recorder.tornKeep = { count in count <= 1 ? 0 : Int(chunk % UInt64(count)) }
+    }
+
+    /// The lookup thread's oldest AdminGroup query is answered (sometimes
+    /// after the membership changed).
+    private func nssAnswers() {
+        guard !daemon.lookups.isEmpty else { return }
+        if random.chance(10) {
+            if groupMembers.contains(1001) { groupMembers.remove(1001) } else { groupMembers.insert(1001) }
+            trace("uid 1001 is \(groupMembers.contains(1001) ? "added to" : "removed from") the AdminGroup")
+        }
+        trace("NSS answers the oldest group lookup")
+        daemon.answerLookup { [groupMembers] in groupMembers.contains($0) }
     }
 
     private func disconnect() {
