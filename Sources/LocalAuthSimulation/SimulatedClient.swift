@@ -31,6 +31,8 @@ final class SimulatedClient {
     /// `* BYE` came, and `* ERR` lines that say replies were lost (the log
     /// failed while they were held, or the client read too slowly).
     private(set) var sawBye = false
+    /// Steps left during which it reads nothing (its socket's buffer fills).
+    var stalled = 0
     private(set) var lostReplies = false
     private var answered: Set<String> = []
     private var nextTag = 0

@@ -299,7 +299,10 @@ final class SimulatedDaemon {
         // As EventLoop's: one call; nil is a failed write (EPIPE: nobody reads).
         core.writeOutput(id) { unsent -> Int? in
             guard var socket = sockets[id], !socket.peerGone else { return nil }
-            let count = roll < 7 ? unsent.count : (roll < 9 ? below(unsent.count + 1) : 0)
+            // A client that stopped reading takes nothing once a little is buffered.
+            let stalled = (socket.client?.stalled ?? 0) > 0
+            let count = stalled ? min(unsent.count, below(2) * 512)
+                : roll < 7 ? unsent.count : (roll < 9 ? below(unsent.count + 1) : 0)
             if count < unsent.count { oracle.countShortWrite() }
             let range = socket.delivered..<(socket.delivered + count)
             let judged = socket.marks.performed(range, durable: recorder.durableSeq)

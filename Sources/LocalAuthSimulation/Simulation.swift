@@ -56,6 +56,8 @@ public final class Simulation {
         // No statvfs of a real directory: the space reserve is off.
         configuration.log.reserveSpace = 0
         configuration.daemon.stateDirectory = "/nonexistent/localauth-sim"
+        // Small enough for a flood to a client that stopped reading to pass it.
+        configuration.daemon.maxPendingBytes = 64 << 10
         // Half the seeds name an AdminGroup: admin requests of others wait for its lookup (S-51).
         if random.chance(50) { configuration.daemon.adminGroup = "wheel" }
         self.configuration = configuration
@@ -89,6 +91,7 @@ public final class Simulation {
     // MARK: - Steps
 
     private func perform() {
+        for client in clients where client.stalled > 0 { client.stalled -= 1 }
         switch random.below(1000) {
         case 0..<300: clientActs()
         case 300..<470: daemonReads()
@@ -104,6 +107,11 @@ public final class Simulation {
         case 930..<935: crash()
         case 935..<937: cleanStop()
         case 937..<960: nssAnswers()
+        case 960..<965:
+            // A client stops reading for a while (its replies pile up: MaxPendingBytes, the closing timeout).
+            let client = random.pick(clients)
+            client.stalled = 20 + random.below(200)
+            trace("uid \(client.uid) stops reading for \(client.stalled) steps")
         default: clientActs()
         }
     }

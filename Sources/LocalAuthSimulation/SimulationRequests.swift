@@ -18,6 +18,16 @@ extension Simulation {
                 return client.request("passcode", [("ctx", client.running[tag]!), ("secret", secret)])
             }
         }
+        if random.chance(1) {
+            // A flood: hundreds of pipelined requests in one write (the
+            // core's early write past 16 KiB, MaxPendingBytes against a
+            // client that does not read).
+            let ctx = client.contexts.isEmpty ? "00112233445566778899aabbccddeeff" : random.pick(client.contexts)
+            let verb = random.pick(["can-evaluate", "ping", "status"])
+            return (0..<(200 + random.below(600))).flatMap { _ in
+                verb == "can-evaluate" ? client.request(verb, [("ctx", ctx), ("policy", "owner")]) : client.request(verb)
+            }
+        }
         guard random.chance(8) else { return request(for: client) }
         var bytes: [UInt8] = []
         for _ in 0..<(2 + random.below(4)) { bytes += request(for: client) }
