@@ -29,6 +29,10 @@ struct SimulatedSocket {
     /// The client that holds it, until it goes away.
     var client: SimulatedClient?
     var marks = RevealMarks()
+    /// The same marks for every record, against what reached the log's file:
+    /// output leaves only after the records before it are written (a kill
+    /// of the daemon then loses nothing it answered; ServerOutput.writeLog).
+    var unwritten = RevealMarks()
     /// What the stream had produced at the last look (a drop shows as less).
     var produced = 0
 }
@@ -96,7 +100,7 @@ final class SimulatedDaemon {
 
     /// Wires a recorder (at boot, and at each reopen of the log) to the S-40 oracle.
     func watch(_ recorder: SimulatedRecorder) {
-        recorder.recorded = { [unowned self] body, seq in failureRecorded(body, seq) }
+        recorder.recorded = { [unowned self] body, seq in self.recorded(body, seq) }
         recorder.failed = { [unowned self] in logFailed() }
     }
 
@@ -310,6 +314,10 @@ final class SimulatedDaemon {
                 oracle.violation("S-40: connection \(id) was sent bytes \(range) produced after the failure at seq \(seq), "
                     + "durable through \(recorder.durableSeq)")
             }
+            if let seq = socket.unwritten.performed(range, durable: disk.writtenSeq).violation {
+                oracle.violation("connection \(id) was sent bytes \(range) produced after seq \(seq) was recorded, before "
+                    + "its record reached the log's file (written through \(disk.writtenSeq)): a kill would lose what it answered")
+            }
             oracle.revealed(judged.revealed, newest: judged.newest)
             socket.delivered += count
             sockets[id] = socket
@@ -351,17 +359,22 @@ final class SimulatedDaemon {
 
     private func unsent(_ id: Connection.ID) -> Int { core.connections[id]?.unsentByteCount ?? 0 }
 
-    private func failureRecorded(_ body: EventBody, _ seq: UInt64) {
+    private func recorded(_ body: EventBody, _ seq: UInt64) {
+        let failure: Bool
         switch body {
-        case .biometricFailed, .passcodeRejected: break
-        default: return
+        case .biometricFailed, .passcodeRejected: failure = true
+        default: failure = false
         }
-        trail.failureRecorded(seq: seq, produced: trailProduced)
+        if failure { trail.failureRecorded(seq: seq, produced: trailProduced) }
         for id in sockets.keys.sorted() {
             let now = produced(id)
-            if now < sockets[id]!.produced { sockets[id]!.marks.dropped(to: now) }
+            if now < sockets[id]!.produced {
+                sockets[id]!.marks.dropped(to: now)
+                sockets[id]!.unwritten.dropped(to: now)
+            }
             sockets[id]!.produced = now
-            sockets[id]!.marks.failureRecorded(seq: seq, produced: now)
+            if failure { sockets[id]!.marks.failureRecorded(seq: seq, produced: now) }
+            sockets[id]!.unwritten.failureRecorded(seq: seq, produced: now)
         }
     }
 
@@ -371,6 +384,9 @@ final class SimulatedDaemon {
         let durable = recorder.durableSeq
         for id in sockets.keys.sorted() {
             sockets[id]!.marks.logFailed(admitted: sockets[id]!.delivered + unsent(id), durable: durable)
+            // Records that failed to reach the file never will; the daemon
+            // may still send what it answered before (S-40 covers failures).
+            sockets[id]!.unwritten = RevealMarks()
         }
         trail.logFailed(admitted: trailPerformed + pendingTrailEntries, durable: durable)
     }

@@ -43,6 +43,8 @@ public final class SimulatedDisk {
     public private(set) var syncedLength = 0
     /// Where each record written so far ends in `file`, in seq order.
     private(set) var ends: [(seq: UInt64, end: Int)] = []
+    /// The newest seq whose record reached the file (page cache or platter).
+    var writtenSeq: UInt64 { ends.last?.seq ?? syncedSeq }
     /// The newest seq whose record lies wholly in the synced bytes.
     public private(set) var syncedSeq: UInt64 = 0
     /// The fault the next write or fsync meets.
