@@ -137,7 +137,8 @@ let package = Package(
         ]),
         .executableTarget(name: "localauth-sim", dependencies: ["LocalAuthSimulation"]),
         .testTarget(name: "LocalAuthSimulationTests", dependencies: [
-            "LocalAuthSimulation", "LocalAuthCore", "LocalAuthTestSupport",
+            "LocalAuthSimulation", "LocalAuthCore", "LocalAuthTestSupport", "LocalAuthServer", "LocalAuthConfig",
+            "LocalAuthSystem",
         ]),
         .testTarget(name: "LocalAuthReliabilityTests", dependencies: [
             "LocalAuthProtocol", "LocalAuthSystem", "LocalAuthCore", "LocalAuthLog", "LocalAuthConfig",

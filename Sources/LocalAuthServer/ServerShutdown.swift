@@ -11,6 +11,11 @@ extension ServerCore {
     /// `finishShutdown`.
     func shutdown() {
         actions.append(.notify("STOPPING=1\nSTATUS=Shutting down"))
+        // The log may have failed since the last turn's end (the sync
+        // thread's fdatasync): the stop could not record the final answers,
+        // so fail closed first, which answers every running evaluation
+        // (S-33; the simulator's seed 143 stopped with one unanswered).
+        if logFailure == nil, let failure = authenticator.recorder.failure { failClosed(failure) }
         answerParkedRequests()
         // Final answers for running evaluations go to their owners first.
         run(.stop, connection: nil, tag: nil, now: now)

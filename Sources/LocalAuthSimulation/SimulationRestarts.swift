@@ -45,6 +45,17 @@ extension Simulation {
         oracle.countCleanStop()
         daemon.signal(.stop)
         daemon.endTurn()
+        // The sync thread runs on its own: it may sync (or fail) between the
+        // loop's last turn and its shutdown.
+        if random.chance(30) {
+            if random.chance(20) {
+                trace("armed: \(DiskFault.ioErrorOnSync.rawValue)")
+                oracle.count(.ioErrorOnSync)
+                disk.armedSyncFault = true
+            }
+            trace("sync thread")
+            daemon.recorder.syncIfAsked()
+        }
         daemon.shutdown(sync: { random.chance(30) })
         if !daemon.core.isStopped { oracle.violation("S-32: the core is not stopped after its shutdown") }
         restart(durableBefore: disk.syncedSeq)

@@ -1,0 +1,86 @@
+// The simulator's findings, each replayed two ways: its seed through
+// `localauth-sim` (the run that found it, at the commit that fixed it), and
+// the few inputs that make it, given to the real ServerCore by hand, so the
+// regression stays pinned when the simulator's choices change.
+import LocalAuthConfig
+import LocalAuthCore
+@testable import LocalAuthServer
+@testable import LocalAuthSimulation
+import LocalAuthSystem
+import LocalAuthTestSupport
+import XCTest
+
+final class SimulationFindingsTests: XCTestCase {
+    let start: Int64 = 1_700_000_000 * Timestamp.second
+
+    /// A core over a simulated disk, uid 1000 enrolled with a passcode.
+    func makeCore() -> (ServerCore, SimulatedRecorder, SimulatedDisk) {
+        let disk = SimulatedDisk()
+        let recorder = SimulatedRecorder(disk: disk, lastSeq: 0)
+        let authenticator = Authenticator(state: AuthState(), recorder: recorder)
+        let configuration = DaemonConfiguration()
+        _ = authenticator.execute(.start(version: "test", bootID: "b", pid: 1, rules: configuration.rules), now: start)
+        _ = authenticator.execute(.enroll(uid: 1000, template: "finger", by: 0, domainState: "d"), now: start)
+        _ = authenticator.execute(.changePasscode(uid: 1000, set: true, by: 0), now: start)
+        recorder.flush(durableThrough: recorder.lastSeq)
+        recorder.syncIfAsked()
+        let core = ServerCore(configuration: configuration, authenticator: authenticator,
+                              passcodes: SimulatedPasscodes(), version: "test", daemonUID: 0)
+        core.beginTurn(TurnTime(wall: start, boot: start, monotonic: 1_000_000_000))
+        return (core, recorder, disk)
+    }
+
+    /// Performs the core's actions as a shell whose sockets take everything.
+    func drain(_ core: ServerCore, _ sent: inout [Connection.ID: String]) {
+        while !core.actions.isEmpty {
+            for action in core.takeActions() {
+                guard case .send(let id) = action else { continue }
+                core.writeOutput(id) { bytes in
+                    sent[id, default: ""] += String(decoding: bytes, as: UTF8.self)
+                    return bytes.count
+                }
+            }
+        }
+    }
+
+    func send(_ line: String, on id: Connection.ID, _ core: ServerCore, _ sent: inout [Connection.ID: String]) {
+        Array(line.utf8).withUnsafeBytes { _ = core.received($0, on: id) }
+        core.endOfTurn()
+        drain(core, &sent)
+    }
+
+    /// Seed 143 (5000 steps): the sync thread's fdatasync failed between the
+    /// loop's last turn and SIGTERM's shutdown; the stop could not record the
+    /// running evaluation's final answer, and the client got `* BYE
+    /// reason=shutdown` without one. The shutdown fails closed first now.
+    func test_S33_S32_givenTheLogFailedAfterTheLastTurn_whenTheDaemonStops_thenTheRunningEvaluationIsAnswered() throws {
+        let (core, recorder, disk) = makeCore()
+        var sent: [Connection.ID: String] = [:]
+        guard case .accepted(let id) = core.connectionOpened(peer: PeerCredentials(pid: 7, uid: 1000, gid: 1000)) else {
+            return XCTFail("refused")
+        }
+        send("t1 new\n", on: id, core, &sent)
+        let ctx = try XCTUnwrap(sent[id]?.split(separator: "=").last?.prefix(32))
+        send("t2 evaluate ctx=\(ctx) policy=biometrics reason=r\n", on: id, core, &sent)
+        XCTAssertTrue(sent[id]?.contains("t2 PROMPT") ?? false, sent[id] ?? "")
+        // After the turn: the sync thread's fdatasync fails.
+        disk.armedSyncFault = true
+        recorder.flush(durableThrough: recorder.lastSeq)
+        recorder.syncIfAsked()
+        XCTAssertNotNil(recorder.failure)
+        core.signal(.stop)
+        core.shutdown()
+        drain(core, &sent)
+        core.finishShutdown()
+        drain(core, &sent)
+        let output = sent[id] ?? ""
+        let answer = try XCTUnwrap(output.range(of: "t2 ERR"), "no final answer for t2: \(output)")
+        let bye = try XCTUnwrap(output.range(of: "* BYE"), output)
+        XCTAssertLessThan(answer.lowerBound, bye.lowerBound, output)
+    }
+
+    func test_S33_givenSeed143_whenTheSimulatorRunsIt_thenNoInvariantBreaks() throws {
+        let (code, output, _) = try runToCompletion(try Binary.find("localauth-sim"), ["--seed", "143", "--steps", "5000", "--trace"])
+        XCTAssertEqual(code, 0, output)
+    }
+}
