@@ -170,6 +170,13 @@ extension ServerCore {
     }
 
     func endContexts(of connection: Connection) {
+        // A log that failed since the turn began (a write in the turn, the
+        // sync thread) refuses the invalidations: fail closed first, which
+        // gives the running evaluations their one final answer (S-33; the
+        // simulator's seed 1014).
+        if !connection.evaluationTags.isEmpty, logFailure == nil, let failure = authenticator.recorder.failure {
+            failClosed(failure)
+        }
         limits.contextsEnded += connection.contexts.count
         if !rightGrants.isEmpty || !pendingRights.isEmpty { forgetRightGrants(of: connection) }
         for ctx in connection.contexts.sorted() {

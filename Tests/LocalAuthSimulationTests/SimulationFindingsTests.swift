@@ -79,6 +79,62 @@ final class SimulationFindingsTests: XCTestCase {
         XCTAssertLessThan(answer.lowerBound, bye.lowerBound, output)
     }
 
+    /// Seed 1014 (20000 steps, the soak): a write of the log failed in the
+    /// middle of a turn (`writable` writes the log before the socket), and
+    /// before the turn's end failed closed, a line too long closed a
+    /// connection: its evaluation's `invalidate` was refused by the failed
+    /// log, and the client got `* BYE reason=protocol` without a final answer.
+    /// Ending a connection's contexts now fails closed first when the log
+    /// failed since the turn began (ServerConnections.endContexts).
+    func test_S33_givenTheLogFailedInTheTurn_whenALineTooLongClosesTheConnection_thenItsEvaluationIsAnswered() throws {
+        let (core, recorder, disk) = makeCore()
+        var sent: [Connection.ID: String] = [:]
+        guard case .accepted(let id) = core.connectionOpened(peer: PeerCredentials(pid: 7, uid: 1000, gid: 1000)) else {
+            return XCTFail("refused")
+        }
+        send("t1 new\n", on: id, core, &sent)
+        let ctx = try XCTUnwrap(sent[id]?.split(separator: "=").last?.prefix(32))
+        send("t2 evaluate ctx=\(ctx) policy=biometrics reason=r\n", on: id, core, &sent)
+        XCTAssertTrue(sent[id]?.contains("t2 PROMPT") ?? false, sent[id] ?? "")
+        // In a new turn, something is recorded and the log's write fails
+        // before the turn ends (here: the writable socket's writeLog).
+        core.beginTurn(TurnTime(wall: start + 1000, boot: start + 1000, monotonic: 2_000_000_000))
+        disk.armedWriteFault = .ioErrorOnWrite
+        Array("t3 new\n".utf8).withUnsafeBytes { _ = core.received($0, on: id) }
+        core.writable(id)
+        XCTAssertNotNil(recorder.failure)
+        // Then, in the same turn, a line too long.
+        (Array(repeating: UInt8(ascii: "a"), count: 8200) + [10]).withUnsafeBytes { _ = core.received($0, on: id) }
+        core.endOfTurn()
+        drain(core, &sent)
+        let output = sent[id] ?? ""
+        let bye = try XCTUnwrap(output.range(of: "* BYE"), output)
+        let answer = try XCTUnwrap(output.range(of: "t2 ERR"), "no final answer for t2: \(output)")
+        XCTAssertLessThan(answer.lowerBound, bye.lowerBound, output)
+    }
+
+    /// Seed 7 (5000 steps) caught a first fix of seed 1014 that failed
+    /// closed inside every refused command: an `evaluate` refused by a log
+    /// the sync thread had just failed got two final answers (fail closed's,
+    /// then the refusal's). Pinned: exactly one.
+    func test_S33_givenTheSyncThreadFailedTheLog_whenAnEvaluateArrives_thenItGetsExactlyOneAnswer() throws {
+        let (core, recorder, disk) = makeCore()
+        var sent: [Connection.ID: String] = [:]
+        guard case .accepted(let id) = core.connectionOpened(peer: PeerCredentials(pid: 7, uid: 1000, gid: 1000)) else {
+            return XCTFail("refused")
+        }
+        send("t1 new\n", on: id, core, &sent)
+        let ctx = try XCTUnwrap(sent[id]?.split(separator: "=").last?.prefix(32))
+        disk.armedSyncFault = true
+        recorder.flush(durableThrough: recorder.lastSeq + 1)
+        send("t2 can-evaluate ctx=\(ctx) policy=biometrics\n", on: id, core, &sent)
+        recorder.syncIfAsked()
+        XCTAssertNotNil(recorder.failure)
+        send("t3 evaluate ctx=\(ctx) policy=biometrics reason=r\n", on: id, core, &sent)
+        let output = sent[id] ?? ""
+        XCTAssertEqual(output.components(separatedBy: "t3 ERR").count - 1, 1, output)
+    }
+
     func test_S33_givenSeed143_whenTheSimulatorRunsIt_thenNoInvariantBreaks() throws {
         let (code, output, _) = try runToCompletion(try Binary.find("localauth-sim"), ["--seed", "143", "--steps", "5000", "--trace"])
         XCTAssertEqual(code, 0, output)
