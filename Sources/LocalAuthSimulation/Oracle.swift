@@ -36,6 +36,7 @@ public final class Oracle {
         public var disconnects = 0
         public var logFailures = 0
         public var trailEntries = 0
+        public var checkRuns = 0
         public var passcodeJobs = 0
         public var shortWrites = 0
         public var splitReads = 0
@@ -51,6 +52,9 @@ public final class Oracle {
         figures.events += 1
         switch event.body {
         case .policyChecked: figures.canEvaluates += 1
+        case .policyCheckedRepeatedly(let run):
+            figures.canEvaluates += Int(run.count)
+            figures.checkRuns += 1
         case .passcodeAccepted(let uid, _, _), .passcodeRejected(let uid, _, _, _):
             if let refusal = before.passcodeEntryRefusal(uid, now: event.time) {
                 violation("S-46: a passcode verdict for uid \(uid) was accepted during \(refusal.message) (seq \(seq))")
@@ -118,6 +122,7 @@ extension Oracle.Figures {
         disconnects += other.disconnects
         logFailures += other.logFailures
         trailEntries += other.trailEntries
+        checkRuns += other.checkRuns
         passcodeJobs += other.passcodeJobs
         shortWrites += other.shortWrites
         splitReads += other.splitReads
@@ -130,7 +135,7 @@ extension Oracle.Figures {
                      ("evaluations-answered", evaluationsAnswered), ("failures-revealed", failuresRevealed),
                      ("log-failures", logFailures), ("refused-while-failed", refusedWhileFailed), ("restarts", restarts),
                      ("clean-stops", cleanStops), ("reopens", reopens), ("torn-tails", tornTailsCut),
-                     ("hostile-lines", hostileLines), ("disconnects", disconnects), ("trail-entries", trailEntries),
+                     ("hostile-lines", hostileLines), ("disconnects", disconnects), ("trail-entries", trailEntries), ("check-runs", checkRuns),
                      ("passcode-jobs", passcodeJobs), ("short-writes", shortWrites), ("split-reads", splitReads)]
         for fault in DiskFault.allCases { pairs.append(("fault-" + fault.key, faults[fault] ?? 0)) }
         return "figures " + pairs.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
@@ -139,7 +144,7 @@ extension Oracle.Figures {
     /// The report's lines (faults in a fixed order).
     public var summary: String {
         var lines = [
-            "steps \(steps), events recorded \(events), can-evaluates \(canEvaluates), evaluations answered \(evaluationsAnswered)",
+            "steps \(steps), events recorded \(events), can-evaluates \(canEvaluates) (\(checkRuns) runs of repeated checks, kind 33), evaluations answered \(evaluationsAnswered)",
             "failures revealed after their fsync \(failuresRevealed), log failures \(logFailures), requests refused while the log failed \(refusedWhileFailed)",
             "restarts \(restarts) (clean stops \(cleanStops), reopens after a failure \(reopens)), torn tails cut \(tornTailsCut), hostile lines \(hostileLines), disconnects \(disconnects)",
         ]

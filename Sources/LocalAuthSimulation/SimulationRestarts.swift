@@ -166,6 +166,9 @@ extension Simulation {
 
     func check() {
         catchUpShadow()
+        // Checks of an open run (kind 33) are folded live and reach the
+        // bytes when the run is appended (at the latest by the turn's flush).
+        if daemon.recorder.hasOpenRun { return }
         oracle.compare(live: daemon.authenticator.state, fold: shadow, "after the step")
     }
 
