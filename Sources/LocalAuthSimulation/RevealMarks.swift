@@ -18,6 +18,8 @@ struct RevealMarks {
     private var forbidden: [(range: Range<Int>, seq: UInt64)] = []
 
     var isEmpty: Bool { marks.isEmpty && forbidden.isEmpty }
+    /// Where the output that the last violation reported starts.
+    private(set) var violationFrom: Int?
 
     /// The failure at `seq` was recorded when `produced` bytes (or entries)
     /// of this stream had been produced.
@@ -43,9 +45,13 @@ struct RevealMarks {
     mutating func performed(_ range: Range<Int>, durable: UInt64) -> (violation: UInt64?, revealed: Int, newest: UInt64) {
         guard !range.isEmpty else { return (nil, 0, 0) }
         var violation: UInt64?
+        violationFrom = nil
         var revealed = 0
         var newest: UInt64 = 0
-        for entry in forbidden where entry.range.overlaps(range) { violation = entry.seq }
+        for entry in forbidden where entry.range.overlaps(range) {
+            violation = entry.seq
+            violationFrom = entry.range.lowerBound
+        }
         marks.removeAll { mark in
             if mark.seq <= durable {
                 if mark.from < range.upperBound {
@@ -55,7 +61,10 @@ struct RevealMarks {
                 return true
             }
             if mark.from < range.upperBound {
-                violation = violation ?? mark.seq
+                if violation == nil {
+                    violation = mark.seq
+                    violationFrom = mark.from
+                }
                 return true  // reported once
             }
             return false

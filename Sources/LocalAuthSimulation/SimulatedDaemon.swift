@@ -311,12 +311,13 @@ final class SimulatedDaemon {
             let range = socket.delivered..<(socket.delivered + count)
             let judged = socket.marks.performed(range, durable: recorder.durableSeq)
             if let seq = judged.violation {
-                oracle.violation("S-40: connection \(id) was sent bytes \(range) produced after the failure at seq \(seq), "
-                    + "durable through \(recorder.durableSeq)")
+                oracle.violation("S-40: connection \(id) was sent bytes \(range), those from \(socket.marks.violationFrom ?? -1) "
+                    + "produced after the failure at seq \(seq), durable through \(recorder.durableSeq)")
             }
             if let seq = socket.unwritten.performed(range, durable: disk.writtenSeq).violation {
-                oracle.violation("connection \(id) was sent bytes \(range) produced after seq \(seq) was recorded, before "
-                    + "its record reached the log's file (written through \(disk.writtenSeq)): a kill would lose what it answered")
+                oracle.violation("connection \(id) was sent bytes \(range), those from \(socket.unwritten.violationFrom ?? -1) produced "
+                    + "after seq \(seq) was recorded, before its record reached the log's file (written through "
+                    + "\(disk.writtenSeq)): a kill would lose what it answered")
             }
             oracle.revealed(judged.revealed, newest: judged.newest)
             socket.delivered += count

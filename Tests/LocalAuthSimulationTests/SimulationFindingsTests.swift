@@ -135,8 +135,53 @@ final class SimulationFindingsTests: XCTestCase {
         XCTAssertEqual(output.components(separatedBy: "t3 ERR").count - 1, 1, output)
     }
 
-    func test_S33_givenSeed143_whenTheSimulatorRunsIt_thenNoInvariantBreaks() throws {
-        let (code, output, _) = try runToCompletion(try Binary.find("localauth-sim"), ["--seed", "143", "--steps", "5000", "--trace"])
-        XCTAssertEqual(code, 0, output)
+    /// Seed 1052 (20000 steps, the soak): output queued past 16 KiB asks for
+    /// an early write, and the log is written then; but the write is the
+    /// shell's, after the input, and bytes produced meanwhile ride on it. A
+    /// line too long's `* ERR` asked for it, the close then recorded its
+    /// evaluation's end, and its final answer and `* BYE` reached the client
+    /// before their records reached the log's file (a kill there would lose
+    /// what the client was told; the old loop wrote at once). The core now
+    /// writes the log when the shell takes the bytes (`writeOutput`).
+    func test_givenAnEarlyWrite_whenMoreIsRecordedBeforeTheShellWrites_thenTheLogIsWrittenFirst() throws {
+        let (core, recorder, disk) = makeCore()
+        var sent: [Connection.ID: String] = [:]
+        guard case .accepted(let id) = core.connectionOpened(peer: PeerCredentials(pid: 7, uid: 1000, gid: 1000)) else {
+            return XCTFail("refused")
+        }
+        send("t1 new\n", on: id, core, &sent)
+        let ctx = try XCTUnwrap(sent[id]?.split(separator: "=").last?.prefix(32))
+        send("t2 evaluate ctx=\(ctx) policy=biometrics reason=r\n", on: id, core, &sent)
+        XCTAssertTrue(sent[id]?.contains("t2 PROMPT") ?? false, sent[id] ?? "")
+        // A client that does not read: replies pile up to just under the early write's 16 KiB.
+        var tag = 3
+        while core.connections[id]!.unsentByteCount < 16384 - 60 {
+            Array("p\(tag) ping\n".utf8).withUnsafeBytes { _ = core.received($0, on: id) }
+            tag += 1
+        }
+        XCTAssertTrue(core.actions.isEmpty, "no write asked for yet")
+        // The line too long: its `* ERR` passes 16 KiB, then the close records the evaluation's end.
+        (Array(repeating: UInt8(ascii: "a"), count: 8200) + [10]).withUnsafeBytes { _ = core.received($0, on: id) }
+        var checked = false
+        for action in core.takeActions() {
+            guard case .send(let target) = action else { continue }
+            core.writeOutput(target) { bytes in
+                XCTAssertEqual(disk.writtenSeq, recorder.lastSeq, "bytes handed to the shell before their records were written")
+                XCTAssertTrue(String(decoding: bytes, as: UTF8.self).contains("t2 ERR"))
+                checked = true
+                return bytes.count
+            }
+        }
+        XCTAssertTrue(checked, "no early write")
+    }
+
+    /// The findings' own runs (F-19: seed 143, F-21: seed 1052; RELIABILITY.md), as the
+    /// simulator at the fixing commit replays them.
+    func test_givenTheSeedsOfTheFindings_whenTheSimulatorRunsThem_thenNoInvariantBreaks() throws {
+        for (seed, steps) in [(143, 5000), (1052, 20000)] {
+            let (code, output, _) = try runToCompletion(try Binary.find("localauth-sim"),
+                                                        ["--seed", String(seed), "--steps", String(steps), "--trace"])
+            XCTAssertEqual(code, 0, output)
+        }
     }
 }
