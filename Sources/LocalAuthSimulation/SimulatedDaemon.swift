@@ -167,12 +167,16 @@ final class SimulatedDaemon {
     }
 
     /// One read: a seeded prefix of what waits (one byte, some, or all);
-    /// EOF when nothing waits and the peer is gone (or, as EventLoop does,
-    /// a hang-up of a connection the core does not read).
+    /// EOF when nothing waits and the peer is gone; as EventLoop, a hang-up
+    /// of a connection the core does not read is `peerHungUp`.
     func read(_ id: Connection.ID) {
         guard let socket = sockets[id] else { return }
         turn()
-        if socket.inbound.isEmpty || !socket.reading || !core.isReading(id) {
+        if !socket.reading || !core.isReading(id) {
+            // EPOLLHUP while the core does not read it (closing, or parked).
+            trace("  hang-up")
+            core.peerHungUp(id)
+        } else if socket.inbound.isEmpty {
             trace("  EOF")
             core.peerClosed(id)
         } else {
@@ -284,6 +288,8 @@ final class SimulatedDaemon {
             journaled(entry)
         case .readConfiguration:
             core.configurationRead(.success(configuration()))
+        case .releaseFreePages:
+            break  // malloc_trim: nothing to give back in a simulation
         case .runPasscodeJob(let token, let job):
             admitted(token)
             oracle.countPasscodeJob()
