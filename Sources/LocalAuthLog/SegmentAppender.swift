@@ -110,12 +110,18 @@ struct SegmentAppender: ~Copyable {
     }
 
     /// The open segment for the sync thread's fdatasync: `current` when it
-    /// is still this segment, else one on a fresh duplicate descriptor (the
+    /// is still this segment, else one on a descriptor of its own (the
     /// caller closes the old one). A rotation may close `file` while an
-    /// fdatasync runs; the duplicate stays valid.
+    /// fdatasync runs; the thread's descriptor stays valid. Its own open
+    /// file description, not a duplicate of the appender's (F-22): a
+    /// writeback error is reported once per description, so with two sync
+    /// threads on one description the thread told "success" could publish
+    /// as durable what the other was told failed. Without /proc, a duplicate.
     func syncFile(_ current: (segment: UInt64, file: SegmentFile)?) throws(SystemError) -> (segment: UInt64, file: SegmentFile) {
         if let current, current.segment == segment { return current }
-        return (segment, SegmentFile(fd: try file.fd.duplicate(), path: file.path))
+        let own: FileDescriptor
+        if let reopened = try? file.fd.reopenedForWriting() { own = reopened } else { own = try file.fd.duplicate() }
+        return (segment, SegmentFile(fd: own, path: file.path))
     }
 
     func close() { file.close() }

@@ -57,6 +57,20 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable, CustomString
         return FileDescriptor(rawValue: fd)
     }
 
+    /// A new open file description of the same file (open of
+    /// /proc/self/fd/N for writing), not a `duplicate`: Linux reports a
+    /// writeback error to the first fsync/fdatasync on each open file
+    /// description, once, so two threads syncing through duplicates of one
+    /// description could see it once between them, and the one told
+    /// "success" could publish records as durable that never reached the
+    /// disk (F-22). Each description opened here gets the error at its own
+    /// next sync.
+    public func reopenedForWriting() throws(SystemError) -> FileDescriptor {
+        let path = "/proc/self/fd/\(rawValue)"
+        let fd = try retryOnInterrupt("open", path: path) { Glibc.open(path, O_WRONLY | O_CLOEXEC) }
+        return FileDescriptor(rawValue: fd)
+    }
+
     /// close(2). Not retried on EINTR: Linux has released the descriptor by then.
     public func close() throws(SystemError) {
         if Glibc.close(rawValue) == -1, errno != EINTR { throw .current("close") }

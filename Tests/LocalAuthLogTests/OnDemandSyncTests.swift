@@ -299,6 +299,52 @@ final class OnDemandSyncTests: XCTestCase {
         try assertWholeLog(directory, count: 25, segmentSize: 64 << 20)
     }
 
+    /// F-22: Linux reports a writeback error once per open file
+    /// description (the first fsync/fdatasync on it after the error). The
+    /// two sync threads must each sync through a description of their own,
+    /// not duplicates of one: else one thread could be told EIO and the
+    /// other, syncing the same pages, success, and publish them durable
+    /// before the first reports the failure. Shown by file offsets: a
+    /// duplicate shares its offset with the original, a description of its
+    /// own does not (the log writes with pwrite, so moving them is harmless).
+    func test_S40_eachSyncThreadSyncsThroughAnOpenFileDescriptionOfItsOwn() throws {
+        let directory = TemporaryDirectory()
+        let hooks = LogHooks()
+        let log = try EventLog.open(directory.path, options: hooks.options())
+        let segment = segmentPath(directory, 1)
+        func segmentDescriptors() -> [Int32] {
+            let entries = (try? Directory.entries("/proc/self/fd")) ?? []
+            return entries.compactMap { Int32($0) }.filter { fd in
+                var buffer = [CChar](repeating: 0, count: 4096)
+                let count = readlink("/proc/self/fd/\(fd)", &buffer, buffer.count - 1)
+                guard count > 0 else { return false }
+                return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self) == segment
+            }
+        }
+        // Demands one after another until both threads hold a descriptor
+        // (the appender's and one per thread; 10 s is a safety net).
+        var index = 0
+        let deadline = Date().addingTimeInterval(10)
+        while segmentDescriptors().count < 3, Date() < deadline {
+            index += 1
+            try append(log, index)
+            try log.write()
+            try log.waitDurable(UInt64(index))
+        }
+        let descriptors = segmentDescriptors()
+        XCTAssertEqual(descriptors.count, 3, "the appender's descriptor and one for each sync thread: \(descriptors)")
+        for (position, fd) in descriptors.enumerated() {
+            XCTAssertEqual(lseek(fd, off_t(1000 + position), SEEK_SET), off_t(1000 + position))
+        }
+        for (position, fd) in descriptors.enumerated() {
+            XCTAssertEqual(lseek(fd, 0, SEEK_CUR), off_t(1000 + position),
+                           "descriptor \(fd) shares its open file description with another of \(descriptors)")
+        }
+        try log.close()
+        XCTAssertEqual(hooks.writeFailures.count, 0)
+        try assertWholeLog(directory, count: index, segmentSize: 64 << 20)
+    }
+
     // MARK: (c) waitDurable
 
     func testWaitDurableOnAnUnwrittenSeqHasTheSyncThreadWriteAndSyncIt() throws {
