@@ -34,7 +34,7 @@ final class ServerCore {
     /// statvfs in the daemon; nil = unknown, nothing is refused for space).
     var freeSpace: (String) -> Int64? = { FreeSpace.available(at: $0) }
 
-    var connections: [Connection.ID: Connection] = [:]
+    var connections = ConnectionTable<Connection>()
     var connectionsPerUser: [UserID: Int] = [:]
     var contextOwners: [ContextID: Connection] = [:]
     /// 16 on: the shell's epoll tokens below 16 are its own fds.

@@ -1,12 +1,12 @@
-// The shell's socket table against a Dictionary, through inserts and removes
+// The connection table (the core's connections, the shell's sockets) against a Dictionary, through inserts and removes
 // that collide and wrap around (ids chosen to share home slots).
 import LocalAuthSystem
 import XCTest
 @testable import LocalAuthServer
 
-final class SocketTableTests: XCTestCase {
+final class ConnectionTableTests: XCTestCase {
     func test_theTableAgreesWithADictionaryThroughCollidingInsertsAndRemoves() {
-        var table = SocketTable(capacity: 16)
+        var table = ConnectionTable<FileDescriptor>(capacity: 16)
         var model: [UInt64: Int32] = [:]
         var random = UInt64(0x9E37_79B9_7F4A_7C15)
         func next() -> UInt64 {
@@ -28,9 +28,18 @@ final class SocketTableTests: XCTestCase {
             XCTAssertEqual(table.count, model.count, "step \(step)")
             if step % 97 == 0 {
                 for probe in UInt64(16)..<112 { XCTAssertEqual(table[probe]?.rawValue, model[probe], "step \(step) id \(probe)") }
-                XCTAssertEqual(Set(table.all.map(\.rawValue)).count <= model.count, true)
+                XCTAssertEqual(table.values.map(\.rawValue).sorted(), model.values.sorted(), "step \(step)")
+                XCTAssertEqual(table.keys.sorted(), model.keys.sorted(), "step \(step)")
             }
         }
+        // Shrunk to fit, the same entries.
+        let fitted = table.resizedToFit()
+        for probe in UInt64(16)..<112 { XCTAssertEqual(fitted[probe]?.rawValue, model[probe], "fitted, id \(probe)") }
+        // The subscript's setter: nil removes.
+        table[16] = FileDescriptor(rawValue: 7)
+        XCTAssertEqual(table[16]?.rawValue, 7)
+        table[16] = nil
+        XCTAssertNil(table[16])
         table.removeAll()
         XCTAssertEqual(table.count, 0)
         XCTAssertNil(table[16])
