@@ -37,6 +37,8 @@ public final class Oracle {
         public var logFailures = 0
         public var trailEntries = 0
         public var checkRuns = 0
+        public var spaceChanges = 0
+        public var reserveRefusals = 0
         public var passcodeJobs = 0
         public var shortWrites = 0
         public var splitReads = 0
@@ -78,6 +80,8 @@ public final class Oracle {
     func refusedWhileFailed() { figures.refusedWhileFailed += 1 }
     func logFailed() { figures.logFailures += 1 }
     func countTrailEntry() { figures.trailEntries += 1 }
+    func countSpaceChange() { figures.spaceChanges += 1 }
+    func countReserveRefusal() { figures.reserveRefusals += 1 }
     func countPasscodeJob() { figures.passcodeJobs += 1 }
     func countShortWrite() { figures.shortWrites += 1 }
     func countSplitRead() { figures.splitReads += 1 }
@@ -123,6 +127,8 @@ extension Oracle.Figures {
         logFailures += other.logFailures
         trailEntries += other.trailEntries
         checkRuns += other.checkRuns
+        spaceChanges += other.spaceChanges
+        reserveRefusals += other.reserveRefusals
         passcodeJobs += other.passcodeJobs
         shortWrites += other.shortWrites
         splitReads += other.splitReads
@@ -135,7 +141,7 @@ extension Oracle.Figures {
                      ("evaluations-answered", evaluationsAnswered), ("failures-revealed", failuresRevealed),
                      ("log-failures", logFailures), ("refused-while-failed", refusedWhileFailed), ("restarts", restarts),
                      ("clean-stops", cleanStops), ("reopens", reopens), ("torn-tails", tornTailsCut),
-                     ("hostile-lines", hostileLines), ("disconnects", disconnects), ("trail-entries", trailEntries), ("check-runs", checkRuns),
+                     ("hostile-lines", hostileLines), ("disconnects", disconnects), ("trail-entries", trailEntries), ("check-runs", checkRuns), ("space-changes", spaceChanges), ("reserve-refusals", reserveRefusals),
                      ("passcode-jobs", passcodeJobs), ("short-writes", shortWrites), ("split-reads", splitReads)]
         for fault in DiskFault.allCases { pairs.append(("fault-" + fault.key, faults[fault] ?? 0)) }
         return "figures " + pairs.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
@@ -149,6 +155,7 @@ extension Oracle.Figures {
             "restarts \(restarts) (clean stops \(cleanStops), reopens after a failure \(reopens)), torn tails cut \(tornTailsCut), hostile lines \(hostileLines), disconnects \(disconnects)",
         ]
         lines.append("wall clock set back \(clockSetBacks) times, rules reloaded \(ruleReloads) times")
+        lines.append("free space changed \(spaceChanges) times, requests refused for the space reserve \(reserveRefusals)")
         lines.append("journal trail entries checked \(trailEntries), passcode jobs run \(passcodeJobs), short writes \(shortWrites), reads that split what waited \(splitReads)")
         for fault in DiskFault.allCases { lines.append("fault: \(fault.rawValue): \(faults[fault] ?? 0)") }
         return lines.joined(separator: "\n")

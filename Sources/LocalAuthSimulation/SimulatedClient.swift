@@ -77,7 +77,9 @@ final class SimulatedClient {
             let tag = String(decoding: words[0], as: UTF8.self)
             let status = String(decoding: words[1], as: UTF8.self)
             let rest = words.count > 2 ? String(decoding: words[2], as: UTF8.self) : ""
-            if status == "ERR", rest.contains("name=unavailable") { oracle.refusedWhileFailed() }
+            if status == "ERR", rest.contains("name=unavailable") {
+                if rest.contains("nearly full") { oracle.countReserveRefusal() } else { oracle.refusedWhileFailed() }
+            }
             if tag == "*" {
                 if status == "BYE" { sawBye = true }
                 if status == "ERR", rest.contains("name=unavailable") || rest.contains("unread") { lostReplies = true }

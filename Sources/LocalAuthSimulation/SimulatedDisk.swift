@@ -47,6 +47,11 @@ public final class SimulatedDisk {
     var writtenSeq: UInt64 { ends.last?.seq ?? syncedSeq }
     /// The newest seq whose record lies wholly in the synced bytes.
     public private(set) var syncedSeq: UInt64 = 0
+    /// Bytes the log's file may grow to before a write meets ENOSPC (the
+    /// file system's room, which other files take and give back).
+    var capacity = Int.max
+    /// Free space as statvfs would report it (the core's `freeSpace` port).
+    var free: Int64 { capacity == .max ? Int64.max / 2 : Int64(capacity) - Int64(file.count) }
     /// The fault the next write or fsync meets.
     var armedWriteFault: DiskFault?
     var armedSyncFault = false
@@ -57,6 +62,9 @@ public final class SimulatedDisk {
     /// relative to the chunk). Returns the error text if it failed; a torn
     /// write leaves `kept` bytes of it in the file.
     func write(_ bytes: [UInt8], records: [(seq: UInt64, end: Int)], kept: Int) -> String? {
+        if capacity != .max, file.count + bytes.count > capacity {
+            return "Failed to write the event log: No space left on device (the disk is full)"
+        }
         if let fault = armedWriteFault {
             armedWriteFault = nil
             switch fault {

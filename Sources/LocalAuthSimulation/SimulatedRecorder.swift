@@ -36,7 +36,14 @@ final class SimulatedRecorder: EventRecorder {
     init(disk: SimulatedDisk, lastSeq: UInt64) {
         self.disk = disk
         self.lastSeq = lastSeq
+        fileAtOpen = disk.file.count
     }
+
+    /// S-48's space estimate (SpaceReserve.swift): what the appended records
+    /// will take, and what is on the file.
+    private let fileAtOpen: Int
+    var bytesClaimed: Int64 { Int64(fileAtOpen + appended.count + (run.isOpen ? CheckRun.payloadCapacity : 0)) }
+    var bytesClaimedWritten: Int64 { Int64(disk.file.count) }
 
     deinit {
         run.deallocate()

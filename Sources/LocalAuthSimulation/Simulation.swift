@@ -53,8 +53,9 @@ public final class Simulation {
         configuration.passcode.backoff = [5, 30].map { $0 * Timestamp.second }
         configuration.passcode.maxPasscodeFailures = random.chance(50) ? 6 : 0
         configuration.biometry.promptTimeout = 20 * Timestamp.second
-        // No statvfs of a real directory: the space reserve is off.
-        configuration.log.reserveSpace = 0
+        // Half the seeds keep a space reserve on a small disk (S-48): the
+        // core's statvfs port reads the simulated disk's room.
+        configuration.log.reserveSpace = random.chance(50) ? 32 << 10 : 0
         configuration.daemon.stateDirectory = "/nonexistent/localauth-sim"
         // Small enough for a flood to a client that stopped reading to pass it.
         configuration.daemon.maxPendingBytes = 64 << 10
@@ -107,6 +108,7 @@ public final class Simulation {
         case 930..<935: crash()
         case 935..<937: cleanStop()
         case 937..<960: nssAnswers()
+        case 965..<972: diskSpaceChanges()
         case 960..<965:
             // A client stops reading for a while (its replies pile up: MaxPendingBytes, the closing timeout).
             let client = random.pick(clients)
@@ -230,6 +232,17 @@ public final class Simulation {
         }
         trace("NSS answers the oldest group lookup")
         daemon.answerLookup { [groupMembers] in groupMembers.contains($0) }
+    }
+
+    /// Other files take or give back room on the log's file system (with a
+    /// reserve configured): the reserve is crossed both ways, and a full
+    /// disk is ENOSPC for real.
+    private func diskSpaceChanges() {
+        guard configuration.log.reserveSpace > 0 else { return }
+        let room = random.pick([8, 24, 40, 64, 256]) << 10
+        disk.capacity = disk.file.count + room
+        trace("the disk has \(room >> 10) KiB free")
+        oracle.countSpaceChange()
     }
 
     private func disconnect() {

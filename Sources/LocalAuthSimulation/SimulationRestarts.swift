@@ -117,8 +117,10 @@ extension Simulation {
     func boot(state: AuthState, lastSeq: UInt64, clock: SimulatedClock,
               before: (Authenticator, Int64) -> Void = { _, _ in }) {
         guard let authenticator = start(state, lastSeq: lastSeq, now: clock.wall, before: before) else {
-            // The start failed on the disk: the service manager starts it again.
+            // The start failed on the disk: the service manager starts it
+            // again (after the administrator made room, if it was full).
             trace("the start failed on the disk")
+            if disk.free < 64 << 10 { disk.capacity = disk.file.count + (256 << 10) }
             oracle.restarted()
             guard let recovery = recover(durableBefore: disk.syncedSeq) else { return }
             return boot(state: recovery.state, lastSeq: recovery.lastSeq, clock: clock)
@@ -132,6 +134,7 @@ extension Simulation {
         // Context ids and domain-state tokens from the seed: one seed, one run.
         core.randomBytes = { [unowned self] count in (0..<count).map { _ in UInt8(truncatingIfNeeded: random.next()) } }
         core.canReload = true
+        core.freeSpace = { [unowned self] _ in disk.free }
         daemon = SimulatedDaemon(core: core, disk: disk, passcodes: passcodes, clock: clock, oracle: oracle,
                                  below: { [unowned self] in random.below($0) })
         daemon.configuration = { [unowned self] in configuration }

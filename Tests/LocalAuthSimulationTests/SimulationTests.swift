@@ -37,7 +37,8 @@ final class SimulationTests: XCTestCase {
         // The run exercised what it claims to: a vacuous run cannot pass.
         for figure in ["restarts", "reopens", "clean-stops", "failures-revealed", "evaluations-answered",
                        "can-evaluates", "torn-tails", "refused-while-failed", "log-failures", "hostile-lines",
-                       "trail-entries", "check-runs", "passcode-jobs", "short-writes", "split-reads"] {
+                       "trail-entries", "check-runs", "passcode-jobs", "short-writes", "split-reads",
+                       "space-changes", "reserve-refusals"] {
             XCTAssertGreaterThan(run.figures[figure] ?? 0, 0, figure)
         }
         for fault in DiskFault.allCases {
