@@ -50,8 +50,11 @@ public enum Yescrypt {
     /// crypt_rn(secret, setting), or nil when crypt rejects the setting.
     private static func run(secret: [UInt8], setting: String) throws(SystemError) -> String? {
         guard !secret.contains(0) else { throw SystemError(call: "crypt_rn", errno: EINVAL) }
-        var phrase = secret.map { CChar(bitPattern: $0) } + [0]
+        // Filled in place: `secret.map { ... } + [0]` made an intermediate
+        // array of the passcode that was freed unwiped (F-23, S-50).
+        var phrase = [CChar](repeating: 0, count: secret.count + 1)
         defer { scrub(&phrase) }
+        for index in secret.indices { phrase[index - secret.startIndex] = CChar(bitPattern: secret[index]) }
         let size = MemoryLayout<crypt_data>.size
         let data = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: MemoryLayout<crypt_data>.alignment)
         defer {

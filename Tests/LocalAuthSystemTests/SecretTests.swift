@@ -1,4 +1,7 @@
+import Foundation
+import Glibc
 import LocalAuthSystem
+import Synchronization
 import XCTest
 
 final class YescryptTests: XCTestCase {
@@ -15,6 +18,67 @@ final class YescryptTests: XCTestCase {
         let second = try Yescrypt.hash(secret: Array("1234".utf8))
         XCTAssertNotEqual(first, second)
         XCTAssertTrue(Yescrypt.verify(secret: "1234", hash: second))
+    }
+
+    /// S-50 (F-23): hashing and verifying leave no copy of the secret in
+    /// this process's memory once the caller wiped its own (the workers'
+    /// promise). `run` built crypt's phrase as `secret.map { ... } + [0]`,
+    /// whose intermediate array was freed unwiped. The secret is made here
+    /// and the search looks for it through a mask, so the test itself
+    /// holds no other copy.
+    func test_S50_hashAndVerifyLeaveNoCopyOfTheSecret() throws {
+        let mask: UInt8 = 0x5A
+        let masked: [UInt8] = (0..<24).map { UInt8(0x41 + ($0 * 7 + 3) % 26) ^ mask }
+        // On a thread of its own, as the daemon's workers do: what that
+        // thread freed is not reused by this one's allocations before the look.
+        let done = DispatchSemaphore(value: 0)
+        let verified = Mutex<Bool?>(nil)
+        let worker = Thread {
+            var secret = masked.map { $0 ^ mask }
+            let hash = try? Yescrypt.hash(secret: secret)
+            let correct = hash.map { Yescrypt.verify(secret: secret, hash: $0) }
+            SecretMemory.wipe(&secret)
+            verified.withLock { $0 = correct }
+            done.signal()
+        }
+        worker.start()
+        done.wait()
+        XCTAssertEqual(verified.withLock { $0 }, true)
+        XCTAssertEqual(try copiesInOwnMemory(masked: masked, mask: mask), 0, "copies of the secret left in memory")
+    }
+
+    /// Occurrences of the unmasked bytes in this process's writable mappings.
+    private func copiesInOwnMemory(masked: [UInt8], mask: UInt8) throws -> Int {
+        let maps = try String(contentsOfFile: "/proc/self/maps", encoding: .utf8)
+        let memory = open("/proc/self/mem", O_RDONLY)
+        guard memory >= 0 else { throw XCTSkip("cannot read /proc/self/mem") }
+        defer { close(memory) }
+        let first = masked[0] ^ mask
+        var copies = 0
+        for line in maps.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 2, fields[1].hasPrefix("rw") else { continue }
+            let bounds = fields[0].split(separator: "-").compactMap { UInt64($0, radix: 16) }
+            guard bounds.count == 2, bounds[1] > bounds[0], bounds[1] - bounds[0] < 1 << 30 else { continue }
+            let size = Int(bounds[1] - bounds[0])
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
+            defer { buffer.deallocate() }
+            let count = pread(memory, buffer.baseAddress, size, off_t(Int64(bitPattern: bounds[0])))
+            guard count > 0 else { continue }
+            var index = 0
+            while index + masked.count <= count {
+                if buffer[index] == first {
+                    var same = true
+                    for offset in 1..<masked.count where buffer[index + offset] != masked[offset] ^ mask {
+                        same = false
+                        break
+                    }
+                    if same { copies += 1 }
+                }
+                index += 1
+            }
+        }
+        return copies
     }
 
     func testMalformedHashAndNULSecret() {
