@@ -1,5 +1,5 @@
 // What the server core asks its shell to do, and what the shell tells it
-// (issue #18 item 1, /work/coord/servercore-api.md). The core appends
+// (issue #18 item 1; docs/ARCHITECTURE.md "The server core"). The core appends
 // actions to `ServerCore.actions` while it handles an input; the shell
 // (EventLoop) drains them in order after every input call, so a `.send`
 // queued in the middle of a pipelined read goes out before the next read.
