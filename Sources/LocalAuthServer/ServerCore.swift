@@ -268,7 +268,10 @@ final class ServerCore {
         case .failure(let error):
             journal(.error, "Failed to reload the configuration, keeping the old one: \(error)")
         }
-        actions.append(.notify("READY=1\nSTATUS=\(statusLine)"))
+        // READY=1 ends the reload; STATUS= only when no failure waits for
+        // its fsync (its lockout count and log seq reveal it, S-40, as in
+        // `tick`, which sends it once durable; the simulator's seed 3).
+        actions.append(.notify(outputIsHeld ? "READY=1" : "READY=1\nSTATUS=\(statusLine)"))
     }
 
     var statusLine: String {

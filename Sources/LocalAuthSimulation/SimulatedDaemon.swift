@@ -73,6 +73,10 @@ final class SimulatedDaemon {
     /// account changes: what a failure's outcome shows in), as a stream.
     private var trail = RevealMarks()
     private var trailPerformed = 0
+    /// sd_notify's STATUS= with the daemon's counts (users locked out),
+    /// which anyone reads with `systemctl status`: a stream like the trail.
+    private var status = RevealMarks()
+    private var statusPerformed = 0
     private(set) var journalEntries = 0
     /// The actions taken from the core, and the next to perform.
     private var batch: [ServerAction] = []
@@ -283,7 +287,7 @@ final class SimulatedDaemon {
             trace("  the daemon closes \(id)")
             socket.client?.disconnected(byDaemon: true, oracle: oracle)
         case .notify(let text):
-            notifications.append(text)
+            notified(text)
         case .journal(let entry):
             journaled(entry)
         case .readConfiguration:
@@ -372,7 +376,10 @@ final class SimulatedDaemon {
         case .biometricFailed, .passcodeRejected: failure = true
         default: failure = false
         }
-        if failure { trail.failureRecorded(seq: seq, produced: trailProduced) }
+        if failure {
+            trail.failureRecorded(seq: seq, produced: trailProduced)
+            status.failureRecorded(seq: seq, produced: statusPerformed + pending(where: Self.isCountingStatus))
+        }
         for id in sockets.keys.sorted() {
             let now = produced(id)
             if now < sockets[id]!.produced {
@@ -396,6 +403,7 @@ final class SimulatedDaemon {
             sockets[id]!.unwritten = RevealMarks()
         }
         trail.logFailed(admitted: trailPerformed + pendingTrailEntries, durable: durable)
+        status.logFailed(admitted: statusPerformed + pending(where: Self.isCountingStatus), durable: durable)
     }
 
     /// Trail entries produced, not yet performed (in the batch being
@@ -406,6 +414,26 @@ final class SimulatedDaemon {
             if case .journal(let entry) = action { return Self.isTrail(entry) } else { return false }
         }
         return batch[next...].count(where: isTrail) + core.actions.count(where: isTrail)
+    }
+
+    private func pending(where matches: (ServerAction) -> Bool) -> Int {
+        batch[next...].count(where: matches) + core.actions.count(where: matches)
+    }
+
+    /// A STATUS= that tells the daemon's counts (not "Failing closed", "Shutting down").
+    static func isCountingStatus(_ action: ServerAction) -> Bool {
+        if case .notify(let text) = action { return text.contains("STATUS=Serving") } else { return false }
+    }
+
+    private func notified(_ text: String) {
+        notifications.append(text)
+        guard Self.isCountingStatus(.notify(text)) else { return }
+        let judged = status.performed(statusPerformed..<(statusPerformed + 1), durable: recorder.durableSeq)
+        if let seq = judged.violation {
+            oracle.violation("S-40: sd_notify \"\(text.split(separator: "\n").joined(separator: " | "))\" was sent before the "
+                + "failure at seq \(seq), recorded before it, was durable (durable through \(recorder.durableSeq))")
+        }
+        statusPerformed += 1
     }
 
     private var trailProduced: Int { trailPerformed + pendingTrailEntries + core.replyGate.heldJournalEntries }

@@ -175,6 +175,42 @@ final class SimulationFindingsTests: XCTestCase {
         XCTAssertTrue(checked, "no early write")
     }
 
+    /// Seed 3 (5000 steps), once the simulator judged sd_notify's STATUS=
+    /// (anyone reads it with `systemctl status`): SIGHUP's `READY=1` carried
+    /// `STATUS=` with the lockout count and the log's seq while a biometric
+    /// failure was not yet durable; the tick never sends it then. Now the
+    /// reload's READY=1 comes without STATUS= until the failure is durable.
+    func test_S40_givenAnUndurableFailure_whenTheConfigurationIsReloaded_thenNoStatusRevealsIt() throws {
+        let (core, recorder, _) = makeCore()
+        var sent: [Connection.ID: String] = [:]
+        guard case .accepted(let id) = core.connectionOpened(peer: PeerCredentials(pid: 7, uid: 0, gid: 0)) else {
+            return XCTFail("refused")
+        }
+        guard case .accepted(let user) = core.connectionOpened(peer: PeerCredentials(pid: 8, uid: 1000, gid: 1000)) else {
+            return XCTFail("refused")
+        }
+        send("t1 new\n", on: user, core, &sent)
+        let ctx = try XCTUnwrap(sent[user]?.split(separator: "=").last?.prefix(32))
+        send("t2 evaluate ctx=\(ctx) policy=biometrics reason=r\n", on: user, core, &sent)
+        // A no match: recorded, its fsync not done yet.
+        Array("s1 sensor uid=1000 result=nomatch\n".utf8).withUnsafeBytes { _ = core.received($0, on: id) }
+        XCTAssertLessThan(recorder.durableSeq, recorder.lastSeq)
+        core.canReload = true
+        core.signal(.reload)
+        core.endOfTurn()
+        var notified: [String] = []
+        for action in core.takeActions() {
+            switch action {
+            case .notify(let text): notified.append(text)
+            case .readConfiguration: core.configurationRead(.success(DaemonConfiguration()))
+            default: break
+            }
+        }
+        for action in core.takeActions() { if case .notify(let text) = action { notified.append(text) } }
+        XCTAssertTrue(notified.contains("READY=1"), "\(notified)")
+        XCTAssertFalse(notified.contains { $0.contains("STATUS=Serving") }, "\(notified)")
+    }
+
     /// The findings' own runs (F-19: seed 143, F-21: seed 1052; RELIABILITY.md), as the
     /// simulator at the fixing commit replays them.
     func test_givenTheSeedsOfTheFindings_whenTheSimulatorRunsThem_thenNoInvariantBreaks() throws {
