@@ -63,24 +63,24 @@ final class SimulatedDaemon {
     let oracle: Oracle
     var clock: SimulatedClock
     private var inTurn = false
-    private(set) var sockets: [Connection.ID: SimulatedSocket] = [:]
+    var sockets: [Connection.ID: SimulatedSocket] = [:]
     /// AdminGroup lookups asked (the lookup thread answers in order).
     private(set) var lookups: [GroupQuery] = []
     /// Jobs the core started, not yet finished by a worker.
     private(set) var jobs: [(token: UInt64, job: PasscodeWorkers.Job)] = []
-    private(set) var notifications: [String] = []
+    var notifications: [String] = []
     /// The authentication trail (each evaluation's end, lockouts, backoff,
     /// account changes: what a failure's outcome shows in), as a stream.
-    private var trail = RevealMarks()
-    private var trailPerformed = 0
+    var trail = RevealMarks()
+    var trailPerformed = 0
     /// sd_notify's STATUS= with the daemon's counts (users locked out),
     /// which anyone reads with `systemctl status`: a stream like the trail.
-    private var status = RevealMarks()
-    private var statusPerformed = 0
-    private(set) var journalEntries = 0
+    var status = RevealMarks()
+    var statusPerformed = 0
+    var journalEntries = 0
     /// The actions taken from the core, and the next to perform.
-    private var batch: [ServerAction] = []
-    private var next = 0
+    var batch: [ServerAction] = []
+    var next = 0
     /// The run's choices: a number below the bound.
     let below: (Int) -> Int
     /// The run's trace.
@@ -359,104 +359,6 @@ final class SimulatedDaemon {
             }
         }
         return completion
-    }
-
-    // MARK: - The S-40 oracle's marks
-
-    /// What connection `id` has produced so far: sent, queued and held.
-    private func produced(_ id: Connection.ID) -> Int {
-        sockets[id]!.delivered + unsent(id) + core.replyGate.heldByteCount(id)
-    }
-
-    private func unsent(_ id: Connection.ID) -> Int { core.connections[id]?.unsentByteCount ?? 0 }
-
-    private func recorded(_ body: EventBody, _ seq: UInt64) {
-        let failure: Bool
-        switch body {
-        case .biometricFailed, .passcodeRejected: failure = true
-        default: failure = false
-        }
-        if failure {
-            trail.failureRecorded(seq: seq, produced: trailProduced)
-            status.failureRecorded(seq: seq, produced: statusPerformed + pending(where: Self.isCountingStatus))
-        }
-        for id in sockets.keys.sorted() {
-            let now = produced(id)
-            if now < sockets[id]!.produced {
-                sockets[id]!.marks.dropped(to: now)
-                sockets[id]!.unwritten.dropped(to: now)
-            }
-            sockets[id]!.produced = now
-            if failure { sockets[id]!.marks.failureRecorded(seq: seq, produced: now) }
-            sockets[id]!.unwritten.failureRecorded(seq: seq, produced: now)
-        }
-    }
-
-    /// The log failed: undurable failures will never be durable.
-    private func logFailed() {
-        oracle.logFailed()
-        let durable = recorder.durableSeq
-        for id in sockets.keys.sorted() {
-            sockets[id]!.marks.logFailed(admitted: sockets[id]!.delivered + unsent(id), durable: durable)
-            // Records that failed to reach the file never will; the daemon
-            // may still send what it answered before (S-40 covers failures).
-            sockets[id]!.unwritten = RevealMarks()
-        }
-        trail.logFailed(admitted: trailPerformed + pendingTrailEntries, durable: durable)
-        status.logFailed(admitted: statusPerformed + pending(where: Self.isCountingStatus), durable: durable)
-    }
-
-    /// Trail entries produced, not yet performed (in the batch being
-    /// performed and in the core's buffer), and produced in all (the
-    /// reply gate holds the rest).
-    private var pendingTrailEntries: Int {
-        let isTrail = { (action: ServerAction) -> Bool in
-            if case .journal(let entry) = action { return Self.isTrail(entry) } else { return false }
-        }
-        return batch[next...].count(where: isTrail) + core.actions.count(where: isTrail)
-    }
-
-    private func pending(where matches: (ServerAction) -> Bool) -> Int {
-        batch[next...].count(where: matches) + core.actions.count(where: matches)
-    }
-
-    /// A STATUS= that tells the daemon's counts (not "Failing closed", "Shutting down").
-    static func isCountingStatus(_ action: ServerAction) -> Bool {
-        if case .notify(let text) = action { return text.contains("STATUS=Serving") } else { return false }
-    }
-
-    private func notified(_ text: String) {
-        notifications.append(text)
-        guard Self.isCountingStatus(.notify(text)) else { return }
-        let judged = status.performed(statusPerformed..<(statusPerformed + 1), durable: recorder.durableSeq)
-        if let seq = judged.violation {
-            oracle.violation("S-40: sd_notify \"\(text.split(separator: "\n").joined(separator: " | "))\" was sent before the "
-                + "failure at seq \(seq), recorded before it, was durable (durable through \(recorder.durableSeq))")
-        }
-        statusPerformed += 1
-    }
-
-    private var trailProduced: Int { trailPerformed + pendingTrailEntries + core.replyGate.heldJournalEntries }
-
-    /// The entries S-40 holds (ReplyGate): those a failure's outcome shows in.
-    static func isTrail(_ entry: JournalEntry) -> Bool {
-        switch entry.id {
-        case .evaluationSucceeded?, .evaluationFailed?, .lockoutEngaged?, .passcodeBackoff?, .accountChanged?: true
-        default: false
-        }
-    }
-
-    private func journaled(_ entry: JournalEntry) {
-        journalEntries += 1
-        guard Self.isTrail(entry) else { return }
-        let judged = trail.performed(trailPerformed..<(trailPerformed + 1), durable: recorder.durableSeq)
-        if let seq = judged.violation {
-            oracle.violation("S-40: the journal entry \"\(entry.message)\" was written before the failure at seq \(seq), "
-                + "recorded before it, was durable (durable through \(recorder.durableSeq))")
-        }
-        oracle.revealed(judged.revealed, newest: judged.newest)
-        oracle.countTrailEntry()
-        trailPerformed += 1
     }
 
     /// The process exited (after a clean stop): every socket closes.
