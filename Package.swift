@@ -9,6 +9,7 @@
 //   LocalAuthLog       the append-only event log (segments, snapshots, replay)
 //   LocalAuthServer    the daemon: event loop, connections, verbs, backends
 //   LocalAuthSimulation  the deterministic simulator over the real core and gate
+//   LocalAuthSeeded    the seeded generator of the simulator and the tests (a leaf)
 //   LocalAuthentication  Apple's client API over the protocol
 //   localauthd / localauthctl  executables
 //
@@ -94,7 +95,7 @@ let package = Package(
                     swiftSettings: [.swiftLanguageMode(.v5), .unsafeFlags(["-suppress-warnings"])]),
         // The one test harness (only tests use it): the daemon launcher, the
         // protocol client, the seeded generator and the temporary directory.
-        .target(name: "LocalAuthTestSupport", dependencies: ["LocalAuthProtocol", "LocalAuthSystem"],
+        .target(name: "LocalAuthTestSupport", dependencies: ["LocalAuthProtocol", "LocalAuthSystem", "LocalAuthSeeded"],
                 path: "Tests/LocalAuthTestSupport"),
         .testTarget(name: "LocalAuthIntegrationTests", dependencies: [
             "LocalAuthProtocol", "LocalAuthSystem", "LocalAuthTestSupport",
@@ -132,8 +133,11 @@ let package = Package(
         // It reaches the server through @testable import (the recorder's
         // protocol stays internal, so its calls are devirtualized), so it
         // builds where testing is enabled, as LocalAuthFuzzTargets does.
+        // The seeded generator both share (a leaf, no dependencies).
+        .target(name: "LocalAuthSeeded"),
         .target(name: "LocalAuthSimulation", dependencies: [
             "LocalAuthCore", "LocalAuthProtocol", "LocalAuthLog", "LocalAuthServer", "LocalAuthConfig", "LocalAuthSystem",
+            "LocalAuthSeeded",
         ]),
         .executableTarget(name: "localauth-sim", dependencies: ["LocalAuthSimulation"]),
         .testTarget(name: "LocalAuthSimulationTests", dependencies: [

@@ -15,6 +15,7 @@ import LocalAuthConfig
 import LocalAuthCore
 import LocalAuthLog
 import LocalAuthProtocol
+import LocalAuthSeeded
 @testable import LocalAuthServer
 
 public final class Simulation {

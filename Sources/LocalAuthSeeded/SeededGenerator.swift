@@ -1,9 +1,12 @@
-// The simulator's only source of randomness: SplitMix64 from the seed. Every
-// choice a run makes (which client acts, which fault, how many bytes of an
-// unsynced write survive a crash) comes from here, so one seed is one run,
-// byte for byte, on any machine.
+// The one seeded generator (SplitMix64) of the simulator and the test suites:
+// no clock and no system randomness. Every choice a simulation run makes
+// (which client acts, which fault, how many bytes of an unsynced write
+// survive a crash) and every generated test case comes from here, so one
+// seed is one run, byte for byte, on any machine, and a failure is replayed
+// from its seed. A leaf module: both the simulator (Sources) and the test
+// support (Tests) use it, and neither depends on the other.
 public struct SeededGenerator: RandomNumberGenerator, Sendable {
-    private var state: UInt64
+    public var state: UInt64
 
     public init(seed: UInt64) { state = seed }
 
