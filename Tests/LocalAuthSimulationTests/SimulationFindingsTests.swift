@@ -49,6 +49,17 @@ final class SimulationFindingsTests: XCTestCase {
         drain(core, &sent)
     }
 
+    struct Refused: Error {}
+
+    /// A connection of uid 1000 and a context made on it (`t1 new`).
+    func openWithContext(_ core: ServerCore, _ sent: inout [Connection.ID: String]) throws -> (Connection.ID, Substring) {
+        guard case .accepted(let id) = core.connectionOpened(peer: PeerCredentials(pid: 7, uid: 1000, gid: 1000)) else {
+            throw Refused()  // a thrown error fails the test, as XCTFail did
+        }
+        send("t1 new\n", on: id, core, &sent)
+        return (id, try XCTUnwrap(sent[id]?.split(separator: "=").last?.prefix(32)))
+    }
+
     /// Seed 143 (5000 steps): the sync thread's fdatasync failed between the
     /// loop's last turn and SIGTERM's shutdown; the stop could not record the
     /// running evaluation's final answer, and the client got `* BYE
@@ -56,11 +67,7 @@ final class SimulationFindingsTests: XCTestCase {
     func test_S33_S32_givenTheLogFailedAfterTheLastTurn_whenTheDaemonStops_thenTheRunningEvaluationIsAnswered() throws {
         let (core, recorder, disk) = makeCore()
         var sent: [Connection.ID: String] = [:]
-        guard case .accepted(let id) = core.connectionOpened(peer: PeerCredentials(pid: 7, uid: 1000, gid: 1000)) else {
-            return XCTFail("refused")
-        }
-        send("t1 new\n", on: id, core, &sent)
-        let ctx = try XCTUnwrap(sent[id]?.split(separator: "=").last?.prefix(32))
+        let (id, ctx) = try openWithContext(core, &sent)
         send("t2 evaluate ctx=\(ctx) policy=biometrics reason=r\n", on: id, core, &sent)
         XCTAssertTrue(sent[id]?.contains("t2 PROMPT") ?? false, sent[id] ?? "")
         // After the turn: the sync thread's fdatasync fails.
@@ -89,11 +96,7 @@ final class SimulationFindingsTests: XCTestCase {
     func test_S33_givenTheLogFailedInTheTurn_whenALineTooLongClosesTheConnection_thenItsEvaluationIsAnswered() throws {
         let (core, recorder, disk) = makeCore()
         var sent: [Connection.ID: String] = [:]
-        guard case .accepted(let id) = core.connectionOpened(peer: PeerCredentials(pid: 7, uid: 1000, gid: 1000)) else {
-            return XCTFail("refused")
-        }
-        send("t1 new\n", on: id, core, &sent)
-        let ctx = try XCTUnwrap(sent[id]?.split(separator: "=").last?.prefix(32))
+        let (id, ctx) = try openWithContext(core, &sent)
         send("t2 evaluate ctx=\(ctx) policy=biometrics reason=r\n", on: id, core, &sent)
         XCTAssertTrue(sent[id]?.contains("t2 PROMPT") ?? false, sent[id] ?? "")
         // In a new turn, something is recorded and the log's write fails
@@ -120,11 +123,7 @@ final class SimulationFindingsTests: XCTestCase {
     func test_S33_givenTheSyncThreadFailedTheLog_whenAnEvaluateArrives_thenItGetsExactlyOneAnswer() throws {
         let (core, recorder, disk) = makeCore()
         var sent: [Connection.ID: String] = [:]
-        guard case .accepted(let id) = core.connectionOpened(peer: PeerCredentials(pid: 7, uid: 1000, gid: 1000)) else {
-            return XCTFail("refused")
-        }
-        send("t1 new\n", on: id, core, &sent)
-        let ctx = try XCTUnwrap(sent[id]?.split(separator: "=").last?.prefix(32))
+        let (id, ctx) = try openWithContext(core, &sent)
         disk.armedSyncFault = true
         recorder.flush(durableThrough: recorder.lastSeq + 1)
         send("t2 can-evaluate ctx=\(ctx) policy=biometrics\n", on: id, core, &sent)
@@ -146,11 +145,7 @@ final class SimulationFindingsTests: XCTestCase {
     func test_givenAnEarlyWrite_whenMoreIsRecordedBeforeTheShellWrites_thenTheLogIsWrittenFirst() throws {
         let (core, recorder, disk) = makeCore()
         var sent: [Connection.ID: String] = [:]
-        guard case .accepted(let id) = core.connectionOpened(peer: PeerCredentials(pid: 7, uid: 1000, gid: 1000)) else {
-            return XCTFail("refused")
-        }
-        send("t1 new\n", on: id, core, &sent)
-        let ctx = try XCTUnwrap(sent[id]?.split(separator: "=").last?.prefix(32))
+        let (id, ctx) = try openWithContext(core, &sent)
         send("t2 evaluate ctx=\(ctx) policy=biometrics reason=r\n", on: id, core, &sent)
         XCTAssertTrue(sent[id]?.contains("t2 PROMPT") ?? false, sent[id] ?? "")
         // A client that does not read: replies pile up to just under the early write's 16 KiB.
