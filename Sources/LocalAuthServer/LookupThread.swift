@@ -3,7 +3,7 @@
 // thread answers them in order, and an eventfd wakes the loop to collect the
 // answers. A plain pthread, not a Dispatch queue: a lookup blocks in NSS for
 // as long as NSS takes without holding one of libdispatch's few workers.
-// (UserNames, fprintd's passwd names, is the same pattern with its cache.)
+// UserNames (fprintd's passwd names) runs on one too, with its cache.
 import Glibc
 import LocalAuthSystem
 import Synchronization

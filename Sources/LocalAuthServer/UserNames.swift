@@ -4,30 +4,20 @@
 // an eventfd (EventLoop.Token.sensorNames) and is cached for the daemon's life
 // (a uid's name changing under a running daemon is not supported).
 //
-// A plain pthread, not a Dispatch queue: a lookup blocks in NSS for as long
-// as NSS takes without holding one of libdispatch's few workers.
-import Glibc
+// The thread is a LookupThread (the same one the AdminGroup lookups use);
+// this adds the cache and the callbacks waiting for each uid.
 import LocalAuthCore
 import LocalAuthSystem
-import Synchronization
 
 final class UserNames {
     /// Posted by the thread when answers wait for the loop.
-    let wake: EventFD
-    private let shared: Shared
+    var wake: EventFD { thread.wake }
+    private let thread: LookupThread<UserID, String?>
     private var cache: [UserID: String] = [:]
     private var waiting: [UserID: [(String?) -> Void]] = [:]
 
     init() throws {
-        wake = try EventFD()
-        shared = Shared(wake: wake, requestsReady: try EventFD())
-        var handle = pthread_t()
-        let started = pthread_create(&handle, nil, { argument in
-            Unmanaged<Shared>.fromOpaque(argument!).takeRetainedValue().run()
-            return nil
-        }, Unmanaged.passRetained(shared).toOpaque())
-        guard started == 0 else { throw SystemError(call: "pthread_create", errno: started) }
-        pthread_detach(handle)
+        thread = try LookupThread { uid in (try? Accounts.user(uid: uid))??.name }
     }
 
     /// Calls `done` on the loop with the name (nil: no such user), at once
@@ -39,50 +29,14 @@ final class UserNames {
             return
         }
         waiting[uid] = [done]
-        shared.requests.withLock { $0.append(uid) }
-        try? shared.requestsReady.post()
+        thread.ask(uid)
     }
 
     /// On the loop, when `wake` is readable: runs the waiting callbacks.
     func deliver() {
-        _ = try? wake.drain()
-        let answers = shared.answers.withLock { answers in
-            defer { answers.removeAll() }
-            return answers
-        }
-        for (uid, name) in answers {
+        for (uid, name) in thread.collect() {
             if let name { cache[uid] = name }
             for done in waiting.removeValue(forKey: uid) ?? [] { done(name) }
-        }
-    }
-}
-
-/// What the loop and the lookup thread share.
-private final class Shared: Sendable {
-    let wake: EventFD
-    let requestsReady: EventFD
-    let requests = Mutex<[UserID]>([])
-    let answers = Mutex<[(UserID, String?)]>([])
-
-    init(wake: EventFD, requestsReady: EventFD) {
-        self.wake = wake
-        self.requestsReady = requestsReady
-    }
-
-    /// The thread: waits for requests, looks each up, posts the answers.
-    func run() {
-        var descriptor = pollfd(fd: requestsReady.fileDescriptor.rawValue, events: Int16(POLLIN), revents: 0)
-        while true {
-            _ = poll(&descriptor, 1, -1)
-            _ = try? requestsReady.drain()
-            let batch = requests.withLock { requests in
-                defer { requests.removeAll() }
-                return requests
-            }
-            guard !batch.isEmpty else { continue }
-            let found = batch.map { uid in (uid, (try? Accounts.user(uid: uid))??.name) }
-            answers.withLock { $0.append(contentsOf: found) }
-            try? wake.post()
         }
     }
 }
