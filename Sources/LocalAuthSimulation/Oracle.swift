@@ -42,6 +42,7 @@ public final class Oracle {
         public var passcodeJobs = 0
         public var shortWrites = 0
         public var splitReads = 0
+        public var watchStates = 0
     }
 
     func violation(_ text: String) {
@@ -85,6 +86,7 @@ public final class Oracle {
     func countPasscodeJob() { figures.passcodeJobs += 1 }
     func countShortWrite() { figures.shortWrites += 1 }
     func countSplitRead() { figures.splitReads += 1 }
+    func countWatchState() { figures.watchStates += 1 }
     func restarted() { figures.restarts += 1 }
     /// Output revealed `count` durable failures, the newest at `newest`.
     func revealed(_ count: Int, newest: UInt64) {
@@ -132,6 +134,7 @@ extension Oracle.Figures {
         passcodeJobs += other.passcodeJobs
         shortWrites += other.shortWrites
         splitReads += other.splitReads
+        watchStates += other.watchStates
         for (fault, count) in other.faults { faults[fault, default: 0] += count }
     }
 
@@ -142,7 +145,8 @@ extension Oracle.Figures {
                      ("log-failures", logFailures), ("refused-while-failed", refusedWhileFailed), ("restarts", restarts),
                      ("clean-stops", cleanStops), ("reopens", reopens), ("torn-tails", tornTailsCut),
                      ("hostile-lines", hostileLines), ("disconnects", disconnects), ("trail-entries", trailEntries), ("check-runs", checkRuns), ("space-changes", spaceChanges), ("reserve-refusals", reserveRefusals),
-                     ("passcode-jobs", passcodeJobs), ("short-writes", shortWrites), ("split-reads", splitReads)]
+                     ("passcode-jobs", passcodeJobs), ("short-writes", shortWrites), ("split-reads", splitReads),
+                     ("watch-states", watchStates)]
         for fault in DiskFault.allCases { pairs.append(("fault-" + fault.key, faults[fault] ?? 0)) }
         return "figures " + pairs.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
     }
@@ -156,7 +160,7 @@ extension Oracle.Figures {
         ]
         lines.append("wall clock set back \(clockSetBacks) times, rules reloaded \(ruleReloads) times")
         lines.append("free space changed \(spaceChanges) times, requests refused for the space reserve \(reserveRefusals)")
-        lines.append("journal trail entries checked \(trailEntries), passcode jobs run \(passcodeJobs), short writes \(shortWrites), reads that split what waited \(splitReads)")
+        lines.append("journal trail entries checked \(trailEntries), passcode jobs run \(passcodeJobs), short writes \(shortWrites), reads that split what waited \(splitReads), watch STATE lines judged \(watchStates)")
         for fault in DiskFault.allCases { lines.append("fault: \(fault.rawValue): \(faults[fault] ?? 0)") }
         return lines.joined(separator: "\n")
     }

@@ -6,12 +6,19 @@
 // protocol close, a limit or a clean stop) no evaluation it began is left
 // without its final answer. An `evaluate` the daemon never handled (sent
 // after the daemon stopped reading) gets no line at all, and is owed none.
+// It also judges `watch` (PROTOCOL.md v1.1): STATE lines come only after
+// their watch's OK, name the uid watched, stop once a later watch of that
+// uid or a cancel-watch is answered, and reach a client that may not
+// administer only about its own uid.
 import LocalAuthCore
 import LocalAuthProtocol
 
 final class SimulatedClient {
     let uid: UserID
     let isAdmin: Bool
+    /// Whether the daemon may ever judge it an administrator (root, or an
+    /// AdminGroup member at some point): only then may it watch others.
+    let mayAdminister: Bool
     /// The connection it has open, or nil.
     var connection: UInt64?
     private var splitter = LineSplitter(maximumLineLength: 1 << 20)
@@ -42,9 +49,16 @@ final class SimulatedClient {
     var lastTag: String?
     var partialTag: String?
 
-    init(uid: UserID, isAdmin: Bool) {
+    /// The uid each `watch` and `cancel-watch` sent names; the watches
+    /// answered OK (tag -> uid); tags whose watch was replaced or cancelled.
+    private var watchTargets: [String: UserID] = [:]
+    private var watching: [String: UserID] = [:]
+    private var retiredWatches: Set<String> = []
+
+    init(uid: UserID, isAdmin: Bool, mayAdminister: Bool? = nil) {
         self.uid = uid
         self.isAdmin = isAdmin
+        self.mayAdminister = mayAdminister ?? isAdmin
     }
 
     func tag() -> String {
@@ -60,6 +74,9 @@ final class SimulatedClient {
         let ctx = arguments.first(where: { $0.0 == "ctx" })?.1
         if verb == "evaluate", let ctx { running[tag] = ctx }
         if verb == "invalidate", let ctx { pendingContext[tag] = Set(running.filter { $0.value == ctx }.keys) }
+        if verb == "watch" || verb == "cancel-watch" {
+            watchTargets[tag] = arguments.first(where: { $0.0 == "uid" }).flatMap { UserID($0.1) } ?? uid
+        }
         var line = LineWriter()
         line.beginRequest(tag: tag, verb: verb)
         for (key, value) in arguments { line.append(key: key, value: value) }
@@ -83,6 +100,10 @@ final class SimulatedClient {
             if tag == "*" {
                 if status == "BYE" { sawBye = true }
                 if status == "ERR", rest.contains("name=unavailable") || rest.contains("unread") { lostReplies = true }
+                continue
+            }
+            if status == "STATE" {
+                judgeState(tag: tag, rest: rest, oracle: oracle)
                 continue
             }
             judge(tag: tag, status: status, rest: rest, oracle: oracle)
@@ -118,6 +139,34 @@ final class SimulatedClient {
             oracle.violation("S-33: invalidate \(tag) of uid \(uid) was answered OK before evaluation \(open)'s final answer")
         }
         pendingContext[tag] = nil
+        if verb == "watch" || verb == "cancel-watch", let target = watchTargets.removeValue(forKey: tag), status == "OK" {
+            // A watch answered OK replaces this connection's earlier watch of the uid; a cancel-watch ends it.
+            for (earlier, watched) in watching where watched == target {
+                watching[earlier] = nil
+                retiredWatches.insert(earlier)
+            }
+            if verb == "watch" {
+                if target != uid, !mayAdminister {
+                    oracle.violation("watch: uid \(uid), never an administrator, was let watch uid \(target) (\(tag))")
+                }
+                watching[tag] = target
+            }
+        }
+    }
+
+    /// A STATE line of a watch.
+    private func judgeState(tag: String, rest: String, oracle: Oracle) {
+        oracle.countWatchState()
+        let named = rest.split(separator: " ").first { $0.hasPrefix("uid=") }.flatMap { UserID($0.dropFirst(4)) }
+        if retiredWatches.contains(tag) {
+            return oracle.violation("watch: uid \(uid) got STATE for \(tag) after that watch was replaced or cancelled")
+        }
+        guard let target = watching[tag] else {
+            return oracle.violation("watch: uid \(uid) got STATE for \(tag), which is no watch answered OK")
+        }
+        if named != target {
+            oracle.violation("watch: \(tag) of uid \(uid) watches uid \(target) but got STATE for \(String(describing: named))")
+        }
     }
 
     /// The connection ended: by the daemon (`byDaemon`, after its last
@@ -136,6 +185,9 @@ final class SimulatedClient {
         atPasscode.removeAll()
         prompted.removeAll()
         partial.removeAll()
+        watchTargets.removeAll()
+        watching.removeAll()
+        retiredWatches.removeAll()
         sawBye = false
         lostReplies = false
     }

@@ -65,7 +65,9 @@ public final class Simulation {
         self.configuration = configuration
         for index in 0..<(3 + random.below(5)) {
             let uid = Self.users[index % Self.users.count]
-            clients.append(SimulatedClient(uid: uid, isAdmin: uid == 0))
+            // Only uid 1001 is ever in the AdminGroup (nssAnswers toggles it).
+            let mayAdminister = uid == 0 || (configuration.daemon.adminGroup != nil && uid == 1001)
+            clients.append(SimulatedClient(uid: uid, isAdmin: uid == 0, mayAdminister: mayAdminister))
         }
         for uid in Self.users where uid != 0 { passcodes.set("pass-\(uid)", for: uid) }
         let clock = SimulatedClock(wall: 1_700_000_000 * Timestamp.second, boot: 5 * Timestamp.second, monotonic: 5_000_000_000)

@@ -70,6 +70,11 @@ extension Simulation {
                                         ("fallback-title", random.pick(["", "Use Passcode", "x y"])),
                                         ("reuse-duration", "-1")])
             return client.request("set", [("ctx", ctx), property])
+        case 92..<94:
+            // LAEnvironment's observers: its own uid mostly, another's (admin only) now and then.
+            return random.chance(70) ? client.request("watch") : client.request("watch", [("uid", String(random.pick(others)))])
+        case 94..<95:
+            return random.chance(70) ? client.request("cancel-watch") : client.request("cancel-watch", [("uid", String(random.pick(others)))])
         default: return hostileLine(client)
         }
     }
