@@ -12,7 +12,8 @@
 //   - one RequestScanner reused for every line (as the daemon keeps one)
 //     agrees with a fresh parse, and its ranges stay inside the line;
 //   - a line CanEvaluateLine takes parses to can-evaluate with exactly its
-//     tag, ctx and policy (the daemon answers such lines without the scanner).
+//     tag, ctx and policy, the policy one of the short names with the
+//     number it gives (the daemon answers such lines without the scanner).
 import LocalAuthProtocol
 
 public func protocolFuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
@@ -44,6 +45,13 @@ public func protocolFuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 
     return 0
 }
 
+/// PROTOCOL.md's short policy spellings (the only ones CanEvaluateLine
+/// takes) and Apple's numbers for them.
+private let shortPolicyNames = [
+    "1": 1, "2": 2, "3": 3, "4": 4, "5": 5,
+    "biometrics": 1, "owner": 2, "companion": 3, "biometrics-or-companion": 4, "wrist": 5,
+]
+
 /// The daemon's way: one scanner for every line of a connection.
 nonisolated(unsafe) private var reusedScanner = RequestScanner()
 
@@ -66,6 +74,8 @@ private func checkLine(_ bytes: [UInt8]) {
                              && reusedScanner.arguments.count == 2
                              && !reusedScanner.arguments[0].escaped && !reusedScanner.arguments[1].escaped,
                              "CanEvaluateLine took a line the scanner reads otherwise")
+                require(shortPolicyNames[text(usual.policy)] == usual.policyNumber,
+                        "CanEvaluateLine gave a policy number the name does not have")
             }
         default:
             require(false, "a reused scanner and a fresh parse disagree on whether the line parses")

@@ -95,7 +95,7 @@ extension ServerCore {
         guard sensorIsSimulated else { return false }
         let ctx = ContextID(high: line.ctxHigh, low: line.ctxLow)
         guard logFailure == nil, connection.contexts.contains(ctx),
-              let policy = Policy(wireName: line.policy)
+              let policy = Policy(rawValue: line.policyNumber)
         else { return false }
         answerCanEvaluate(ctx, policy: policy, tag: line.tag, connection, authenticator)
         return true
