@@ -13,26 +13,63 @@ public enum PasscodeSecret {
     /// A secret to check (`passcode`'s `secret=`, `old-secret=`): present
     /// and within the limit. Empty is an attempt like any other.
     public static func attempt(_ secret: String?, key: String = "secret") -> Result<String, Rejection> {
-        guard let secret else { return .failure(Rejection(.missingArgument, "\(key)= is required.")) }
-        if let problem = tooLong(secret, key: key) { return .failure(problem) }
-        return .success(secret)
+        if let refusal = utf8(secret, { refusal(ofAttempt: $0, key: key) }) { return .failure(refusal) }
+        return .success(secret ?? "")
     }
 
     /// A new passcode (`set-passcode`'s `secret=`): present, at least
     /// `minimumLength` characters (what a person types, not bytes), within
     /// the byte limit.
     public static func new(_ secret: String?) -> Result<String, Rejection> {
-        guard let secret else { return .failure(Rejection(.missingArgument, "secret= is required.")) }
-        guard secret.count >= minimumLength else {
-            return .failure(Rejection(.badArgument, "A passcode needs at least \(minimumLength) characters."))
-        }
-        if let problem = tooLong(secret, key: "secret") { return .failure(problem) }
-        return .success(secret)
+        if let refusal = utf8(secret, { refusal(ofNew: $0) }) { return .failure(refusal) }
+        return .success(secret ?? "")
     }
 
-    private static func tooLong(_ secret: String, key: String) -> Rejection? {
-        guard secret.utf8.count > maximumBytes else { return nil }
+    /// `attempt`'s judgement over the secret's UTF-8 bytes (S-50: the
+    /// daemon holds secrets as bytes, never as Strings): nil when acceptable.
+    public static func refusal(ofAttempt secret: UnsafeBufferPointer<UInt8>?, key: String = "secret") -> Rejection? {
+        guard let secret else { return Rejection(.missingArgument, "\(key)= is required.") }
+        return tooLong(secret, key: key)
+    }
+
+    /// `new`'s judgement over the secret's UTF-8 bytes: nil when acceptable.
+    public static func refusal(ofNew secret: UnsafeBufferPointer<UInt8>?) -> Rejection? {
+        guard let secret else { return Rejection(.missingArgument, "secret= is required.") }
+        guard characters(in: secret, upTo: minimumLength) >= minimumLength else {
+            return Rejection(.badArgument, "A passcode needs at least \(minimumLength) characters.")
+        }
+        return tooLong(secret, key: "secret")
+    }
+
+    private static func tooLong(_ secret: UnsafeBufferPointer<UInt8>, key: String) -> Rejection? {
+        guard secret.count > maximumBytes else { return nil }
         return Rejection(.badArgument, "\(key)= is limited to \(maximumBytes) bytes.")
+    }
+
+    /// The characters (extended grapheme clusters, as String counts them)
+    /// that `utf8` starts, counted up to `limit`, without making a String of
+    /// it. Invalid UTF-8 counts as U+FFFD, as `String(decoding:)` reads it.
+    static func characters(in utf8: UnsafeBufferPointer<UInt8>, upTo limit: Int) -> Int {
+        var decoder = Unicode.UTF8()
+        var bytes = utf8.makeIterator()
+        var breaks = Unicode._CharacterRecognizer()
+        var count = 0
+        while count < limit {
+            let scalar: Unicode.Scalar
+            switch decoder.decode(&bytes) {
+            case .scalarValue(let value): scalar = value
+            case .error: scalar = "\u{FFFD}"
+            case .emptyInput: return count
+            }
+            if breaks.hasBreak(before: scalar) { count += 1 }
+        }
+        return count
+    }
+
+    /// `body` over a String's UTF-8 (nil for nil), for the String forms.
+    static func utf8<R>(_ secret: String?, _ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
+        guard var secret else { return body(nil) }
+        return secret.withUTF8 { body($0) }
     }
 }
 
@@ -49,11 +86,20 @@ public enum PasscodeChange {
     /// differ after a crash between them, and the store wins). An
     /// `old-secret=` that is not needed is ignored.
     public static func plan(own: Bool, stored: Bool, oldSecret: String?) -> Result<PasscodeChange, Rejection> {
-        guard own, stored else { return .success(.setNew) }
+        PasscodeSecret.utf8(oldSecret) { mustProveOldSecret(own: own, stored: stored, oldSecret: $0) }
+            .map { $0 ? .proveOldSecret(oldSecret ?? "") : .setNew }
+    }
+
+    /// `plan` over the old secret's UTF-8 bytes (S-50): true when the old
+    /// secret given must be checked first, false when none is needed.
+    public static func mustProveOldSecret(own: Bool, stored: Bool,
+                                          oldSecret: UnsafeBufferPointer<UInt8>?) -> Result<Bool, Rejection> {
+        guard own, stored else { return .success(false) }
         guard oldSecret != nil else {
             return .failure(Rejection(.missingArgument, "old-secret= is required to change an existing passcode."))
         }
-        return PasscodeSecret.attempt(oldSecret, key: "old-secret").map { .proveOldSecret($0) }
+        if let refusal = PasscodeSecret.refusal(ofAttempt: oldSecret, key: "old-secret") { return .failure(refusal) }
+        return .success(true)
     }
 }
 

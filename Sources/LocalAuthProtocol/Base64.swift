@@ -29,34 +29,50 @@ public enum Base64 {
     }
 
     public static func decode(_ text: String, maximumBytes: Int) -> Result<[UInt8], Failure> {
-        let utf8 = Array(text.utf8)
+        var text = text
+        return text.withUTF8 { decode($0, maximumBytes: maximumBytes) }
+    }
+
+    /// Decodes `utf8` (a right's secret, S-50: straight from its
+    /// `SecretBytes`). The caller wipes the result once used; a failure
+    /// wipes what it had decoded, and nothing else holds the secret's bits.
+    public static func decode(_ utf8: UnsafeBufferPointer<UInt8>, maximumBytes: Int) -> Result<[UInt8], Failure> {
         guard utf8.count % 4 == 0 else { return .failure(.malformed) }
-        let padding = utf8.last == UInt8(ascii: "=") ? (utf8.dropLast().last == UInt8(ascii: "=") ? 2 : 1) : 0
+        let padding = utf8.last == UInt8(ascii: "=") ? (utf8.count >= 2 && utf8[utf8.count - 2] == UInt8(ascii: "=") ? 2 : 1) : 0
         let decodedCount = utf8.count / 4 * 3 - padding
         guard decodedCount <= maximumBytes else { return .failure(.tooLong) }
         var out: [UInt8] = []
         out.reserveCapacity(decodedCount)
+        func fail() -> Result<[UInt8], Failure> {
+            out.withUnsafeMutableBytes { SecretBytes.wipe($0) }
+            return .failure(.malformed)
+        }
         var index = 0
         while index < utf8.count {
-            var values: [UInt8] = [0, 0, 0, 0]
+            var values: (UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0)
             let last = index + 4 == utf8.count
             for offset in 0..<4 {
                 let c = utf8[index + offset]
                 if c == UInt8(ascii: "=") {
                     // Padding only in the last group's final `padding` places.
-                    guard last, offset >= 4 - padding else { return .failure(.malformed) }
+                    guard last, offset >= 4 - padding else { return fail() }
                     continue
                 }
-                guard let value = value(c) else { return .failure(.malformed) }
-                values[offset] = value
+                guard let value = value(c) else { return fail() }
+                switch offset {
+                case 0: values.0 = value
+                case 1: values.1 = value
+                case 2: values.2 = value
+                default: values.3 = value
+                }
             }
-            out.append(values[0] << 2 | values[1] >> 4)
-            if !(last && padding == 2) { out.append(values[1] << 4 | values[2] >> 2) }
-            if !(last && padding >= 1) { out.append(values[2] << 6 | values[3]) }
+            out.append(values.0 << 2 | values.1 >> 4)
+            if !(last && padding == 2) { out.append(values.1 << 4 | values.2 >> 2) }
+            if !(last && padding >= 1) { out.append(values.2 << 6 | values.3) }
             if last {
                 // Canonical: the bits the padding leaves unused are zero.
-                if padding == 2, values[1] & 0x0F != 0 { return .failure(.malformed) }
-                if padding == 1, values[2] & 0x03 != 0 { return .failure(.malformed) }
+                if padding == 2, values.1 & 0x0F != 0 { return fail() }
+                if padding == 1, values.2 & 0x03 != 0 { return fail() }
             }
             index += 4
         }

@@ -222,25 +222,40 @@ struct ArgumentScanner {
     /// A value as a String, escapes undone.
     static func value(_ span: ArgumentSpan, in bytes: UnsafeBufferPointer<UInt8>) -> String {
         guard span.escaped else { return Grammar.string(bytes, span.value) }
-        var unescaped: [UInt8] = []
-        unescaped.reserveCapacity(span.value.count)
+        return String(unsafeUninitializedCapacity: span.value.count) { unescape(span, in: bytes, into: $0) }
+    }
+
+    /// A secret's value (S-50), escapes undone: from the line's bytes
+    /// straight into wipeable memory, through no String or array.
+    static func secretValue(_ span: ArgumentSpan, in bytes: UnsafeBufferPointer<UInt8>) -> SecretBytes {
+        guard span.escaped else { return SecretBytes(UnsafeBufferPointer(rebasing: bytes[span.value])) }
+        return SecretBytes(capacity: span.value.count) { unescape(span, in: bytes, into: $0) }
+    }
+
+    /// Writes the value of `span` with its escapes undone into `out` (room
+    /// for the escaped length at least); returns the bytes written.
+    private static func unescape(_ span: ArgumentSpan, in bytes: UnsafeBufferPointer<UInt8>,
+                                 into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        var written = 0
         var index = span.value.lowerBound
         while index < span.value.upperBound {
             let b = bytes[index]
             guard b == ASCII.backslash else {
-                unescaped.append(b)
+                out[written] = b
+                written += 1
                 index += 1
                 continue
             }
             switch bytes[index + 1] {
-            case UInt8(ascii: "n"): unescaped.append(UInt8(ascii: "\n"))
-            case UInt8(ascii: "r"): unescaped.append(UInt8(ascii: "\r"))
-            case UInt8(ascii: "t"): unescaped.append(UInt8(ascii: "\t"))
-            case let other: unescaped.append(other)  // \\ and \" (the scan allowed nothing else)
+            case UInt8(ascii: "n"): out[written] = UInt8(ascii: "\n")
+            case UInt8(ascii: "r"): out[written] = UInt8(ascii: "\r")
+            case UInt8(ascii: "t"): out[written] = UInt8(ascii: "\t")
+            case let other: out[written] = other  // \\ and \" (the scan allowed nothing else)
             }
+            written += 1
             index += 2
         }
-        return String(decoding: unescaped, as: UTF8.self)
+        return written
     }
 
     /// Checks the arguments up to the end of the line and appends where each

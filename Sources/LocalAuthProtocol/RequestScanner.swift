@@ -73,4 +73,33 @@ public struct RequestScanner {
     public var request: Request {
         Request(tag: tagString, verb: Grammar.string(bytes, verb), arguments: ArgumentScanner.arguments(arguments, in: bytes))
     }
+
+    /// The request as the server takes it (S-50): the values of
+    /// `Verb.secretKeys` go from the line's bytes straight into
+    /// `SecretBytes` (`Request.secrets`), never into a String; `arguments`
+    /// keeps their keys, in wire order, with empty values, so the verb
+    /// table's key checks and their errors are the same as for `request`.
+    public var requestWithSecretsApart: Request {
+        var values = Arguments()
+        values.storage.reserveCapacity(max(4, arguments.count))
+        var secrets = RequestSecrets()
+        for span in arguments {
+            let key = Grammar.string(bytes, span.key)
+            if RequestScanner.isSecretKey(UnsafeBufferPointer(rebasing: bytes[span.key])) {
+                secrets.append(key, ArgumentScanner.secretValue(span, in: bytes))
+                values.storage.append(Argument(key: key, value: ""))
+            } else {
+                values.storage.append(Argument(key: key, value: ArgumentScanner.value(span, in: bytes)))
+            }
+        }
+        return Request(tag: tagString, verb: Grammar.string(bytes, verb), arguments: values, secrets: secrets)
+    }
+
+    /// Whether a key's bytes spell one of `Verb.secretKeys`.
+    private static func isSecretKey(_ key: UnsafeBufferPointer<UInt8>) -> Bool {
+        for name in Verb.secretKeys where name.utf8.count == key.count {
+            if name.utf8.elementsEqual(key) { return true }
+        }
+        return false
+    }
 }

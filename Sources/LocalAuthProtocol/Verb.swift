@@ -39,6 +39,13 @@ public enum Verb: String, Sendable, CaseIterable, Hashable {
 
     public var wireName: String { rawValue }
 
+    /// The keys whose values are secrets, whatever the verb (PROTOCOL.md:
+    /// `passcode`'s and `set-passcode`'s `secret=` and `old-secret=`,
+    /// `right-save`'s base64 `secret=`), so a line of an unknown verb or
+    /// with a misplaced key holds them apart too. The one list: the server's
+    /// scanner keeps these values out of Strings (S-50, `SecretBytes`).
+    public static let secretKeys = ["secret", "old-secret"]
+
     /// The keys PROTOCOL.md lists for the verb, required or optional.
     public var allowedKeys: [String] {
         switch self {

@@ -15,21 +15,11 @@ import LocalAuthSystem
 /// that brought it (the lines behind it were read no later).
 struct ParkedRequest {
     let connection: Connection
-    /// The request as parked: its secrets are in `secrets` (S-50, ParkedSecrets.swift).
-    let held: Request
-    let secrets: ParkedSecrets
+    /// As the scanner made it: its secrets are `SecretBytes`, not Strings
+    /// (S-50), wiped when the last copy of it goes (it ran, its connection
+    /// closed, the daemon stopped), however long it waits.
+    let request: Request
     let stamp: UInt64
-
-    init(connection: Connection, request: Request, stamp: UInt64) {
-        self.connection = connection
-        var held = request
-        secrets = ParkedSecrets(takingFrom: &held)
-        self.held = held
-        self.stamp = stamp
-    }
-
-    /// The request to run, its secrets put back.
-    var request: Request { secrets.restored(into: held) }
 }
 
 extension Policy {

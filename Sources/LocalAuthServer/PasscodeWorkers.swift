@@ -7,6 +7,7 @@
 // process's memory, so "same wrong passcode twice" can be told without ever
 // storing anything derived from a wrong passcode on disk.
 import Dispatch
+import LocalAuthProtocol
 import LocalAuthSystem
 import Synchronization
 

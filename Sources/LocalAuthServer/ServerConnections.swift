@@ -139,7 +139,7 @@ extension ServerCore {
 
     /// One request line: the usual can-evaluate is answered from its
     /// bytes; every other line is checked by the scanner and gets a
-    /// `Request` of Strings.
+    /// `Request` of Strings, its secrets apart in wipeable bytes (S-50).
     func handle(_ line: UnsafeBufferPointer<UInt8>, on connection: Connection, _ authenticator: Authenticator) {
         if let usual = CanEvaluateLine(line), canEvaluateInPlace(usual, connection, authenticator) { return }
         // The scanner is moved into a local for the line (and back): calls on
@@ -154,7 +154,7 @@ extension ServerCore {
             send(writer.bytes, to: connection)
             return
         }
-        dispatch(scanner.request, on: connection)
+        dispatch(scanner.requestWithSecretsApart, on: connection)
     }
 
     /// The client finished sending (EOF) or went away: its contexts end

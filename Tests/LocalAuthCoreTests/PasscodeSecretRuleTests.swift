@@ -54,6 +54,42 @@ final class PasscodeSecretRuleTests: XCTestCase {
         XCTAssertEqual(rejection(PasscodeSecret.attempt(nil)), Rejection(.missingArgument, "secret= is required."))
     }
 
+    // MARK: - S-50: the same rules over bytes (the daemon holds no String of a secret)
+
+    private func bytesRule<R>(_ text: String?, _ rule: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
+        guard let text else { return rule(nil) }
+        return Array(text.utf8).withUnsafeBufferPointer { rule($0) }
+    }
+
+    func test_S50_givenASecretsBytes_thenTheRulesJudgeItAsTheyJudgeItsString() {
+        let secrets: [String?] = [nil, "", "a", "abc", "abcd", "😀😀😀", "ab😀😀", "e\u{301}e\u{301}e\u{301}",
+                                  "e\u{301}e\u{301}e\u{301}e\u{301}", "\r\n\r\n\r\n", "🇫🇷🇫🇷🇫🇷🇫🇷", "🇫🇷🇫🇷🇫",
+                                  String(repeating: "x", count: 511), String(repeating: "x", count: 512),
+                                  String(repeating: "€", count: 170) + "xx", String(repeating: "€", count: 170) + "x"]
+        for secret in secrets {
+            let note = String(describing: secret.map { $0.prefix(12) })
+            XCTAssertEqual(bytesRule(secret) { PasscodeSecret.refusal(ofNew: $0) }, rejection(PasscodeSecret.new(secret)), note)
+            for key in ["secret", "old-secret"] {
+                XCTAssertEqual(bytesRule(secret) { PasscodeSecret.refusal(ofAttempt: $0, key: key) },
+                               rejection(PasscodeSecret.attempt(secret, key: key)), note)
+            }
+            for (own, stored) in [(true, true), (true, false), (false, true), (false, false)] {
+                let plan = PasscodeChange.plan(own: own, stored: stored, oldSecret: secret)
+                let bytes = bytesRule(secret) { PasscodeChange.mustProveOldSecret(own: own, stored: stored, oldSecret: $0) }
+                switch (plan, bytes) {
+                case (.failure(let a), .failure(let b)): XCTAssertEqual(a, b, note)
+                case (.success(.proveOldSecret), .success(true)), (.success(.setNew), .success(false)): break
+                default: XCTFail("\(note) own \(own) stored \(stored): \(plan) vs \(bytes)")
+                }
+            }
+        }
+        // Characters as String counts them, whatever the bytes (invalid UTF-8 reads as U+FFFD).
+        for bytes: [UInt8] in [[0xFF, 0xFE, 0x41, 0x42], [0xC3], [0x65, 0xCC, 0x81, 0xFF], [0xF0, 0x9F, 0x98]] {
+            let count = bytes.withUnsafeBufferPointer { PasscodeSecret.characters(in: $0, upTo: 100) }
+            XCTAssertEqual(count, String(decoding: bytes, as: UTF8.self).count, "\(bytes)")
+        }
+    }
+
     // MARK: - S-36: changing a passcode
 
     func test_S36_changingOnesOwnStoredPasscodeNeedsTheOldOneWithinTheLimit() {

@@ -47,11 +47,12 @@ extension ServerCore {
     func passcode(_ request: Request, _ connection: Connection) {
         secretSeen = true
         guard let ctx = ownedContext(request, connection) else { return }
-        let secret: String
-        switch PasscodeSecret.attempt(request.arguments.value(for: "secret")) {
-        case .failure(let problem): return reply(connection, request.tag, problem)
-        case .success(let text): secret = text
+        // S-50: the secret as the scanner decoded it, in wipeable bytes.
+        let secret = request.secret("secret")
+        if let problem = judged(secret, { PasscodeSecret.refusal(ofAttempt: $0) }) {
+            return reply(connection, request.tag, problem)
         }
+        guard let secret else { return }  // refused above as missing
         // S-48: a submission records its attempt, its verdict and the next
         // prompt; the same wrong passcode again counts once (S-7), so only the
         // budget bounds how often it can be sent. Refused, the prompt stays.
@@ -70,6 +71,6 @@ extension ServerCore {
             counters.passcodeRefused += 1
             return
         }
-        queuePasscodeJob(.evaluation(uid: uid, ctx: ctx, eval: eval), uid: uid, secret: SecretBytes(secret), nil, nil)
+        queuePasscodeJob(.evaluation(uid: uid, ctx: ctx, eval: eval), uid: uid, secret: secret, nil, nil)
     }
 }

@@ -38,28 +38,30 @@ extension ServerCore {
         secretSeen = true
         if refusesLoginPasswordChange(request, connection) { return }
         guard let uid = targetUID(request, connection) else { return }
-        let secret: String
-        switch PasscodeSecret.new(request.arguments.value(for: "secret")) {
-        case .failure(let problem): return reply(connection, request.tag, problem)
-        case .success(let text): secret = text
+        // S-50: the secrets as the scanner decoded them, in wipeable bytes.
+        let secret = request.secret("secret"), old = request.secret("old-secret")
+        if let problem = judged(secret, { PasscodeSecret.refusal(ofNew: $0) }) {
+            return reply(connection, request.tag, problem)
         }
+        guard let secret else { return }  // refused above as missing
         // S-48: every attempt is recorded (passcode-refused during a delay,
         // the verdict otherwise): an unprivileged user pays from their budget,
         // whatever the attempt held (the refusal reveals nothing of it).
         if let refusal = loggedRequestRefusal(connection, events: 1) { return reply(connection, request.tag, refusal) }
-        switch PasscodeChange.plan(own: uid == connection.peer.uid, stored: passcodes.isSet(uid),
-                                   oldSecret: request.arguments.value(for: "old-secret")) {
+        let plan = judged(old) { PasscodeChange.mustProveOldSecret(own: uid == connection.peer.uid, stored: passcodes.isSet(uid), oldSecret: $0) }
+        switch plan {
         case .failure(let problem):
             reply(connection, request.tag, problem)
-        case .success(.proveOldSecret(let old)):
+        case .success(true):
+            guard let old else { return }  // mustProveOldSecret refuses a missing one
             // S-46: refused at once during a delay or a lock, unchecked, with
             // the one answer every attempt then gets.
             if refuseSetPasscodeAttempt(uid, connection, request.tag) { return }
-            queuePasscodeJob(.oldPasscode(uid: uid, newSecret: SecretBytes(secret), connection: connection.id, tag: request.tag),
-                             uid: uid, secret: SecretBytes(old), connection, request.tag)
-        case .success(.setNew):
+            queuePasscodeJob(.oldPasscode(uid: uid, newSecret: secret, connection: connection.id, tag: request.tag),
+                             uid: uid, secret: old, connection, request.tag)
+        case .success(false):
             queuePasscodeJob(.newHash(uid: uid, connection: connection.id, tag: request.tag, by: connection.peer.uid),
-                             uid: uid, secret: SecretBytes(secret), connection, request.tag)
+                             uid: uid, secret: secret, connection, request.tag)
         }
     }
 
@@ -75,6 +77,12 @@ extension ServerCore {
         let outcome = run(.changePasscode(uid: uid, set: false, by: connection.peer.uid), connection: connection, tag: request.tag, now: now)
         guard events(outcome, connection, request.tag) != nil else { return }
         replyOK(connection, request.tag)
+    }
+
+    /// A core rule applied to a secret's bytes (nil: the key is absent).
+    func judged<R>(_ secret: SecretBytes?, _ rule: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
+        guard let secret else { return rule(nil) }
+        return secret.withUnsafeBytes { rule($0) }
     }
 
     /// Queues a job for `uid` (the subject, whoever asked), or answers

@@ -38,9 +38,9 @@ extension ServerCore {
                 "requirement= must be one of \(RightRequirement.allCases.map(\.wireName).joined(separator: ", "))."))
         }
         var secret: [UInt8]?
-        if let encoded = request.arguments.value(for: "secret") {
+        if let encoded = request.secret("secret") {  // S-50: base64 in wipeable bytes
             let limit = configuration.secrets.maxSecretBytes
-            switch Base64.decode(encoded, maximumBytes: limit) {
+            switch encoded.withUnsafeBytes({ Base64.decode($0, maximumBytes: limit) }) {
             case .success(let bytes): secret = bytes
             case .failure(.tooLong):
                 return reply(connection, request.tag, ProtocolError(.limitExceeded,
