@@ -148,13 +148,19 @@ extension ServerCore {
         swap(&scanner, &requestScanner)
         defer { swap(&scanner, &requestScanner) }
         if let failure = scanner.scan(line) {
+            // S-50: a line that does not parse may still carry a secret
+            // (an unterminated `secret="...`): its buffers are wiped too.
+            secretSeen = true
             counters.badLines += 1
             writer.bytes.removeAll(keepingCapacity: true)
             writer.append(failure)
             send(writer.bytes, to: connection)
             return
         }
-        dispatch(scanner.requestWithSecretsApart, on: connection)
+        let request = scanner.requestWithSecretsApart
+        // S-50: whatever the verb (an unknown one, a key it does not take).
+        if !request.secrets.isEmpty { secretSeen = true }
+        dispatch(request, on: connection)
     }
 
     /// The client finished sending (EOF) or went away: its contexts end

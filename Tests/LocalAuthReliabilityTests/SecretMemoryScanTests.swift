@@ -47,10 +47,19 @@ final class SecretMemoryScanTests: ReliabilityTestCase {
         XCTAssertOK(try admin.request("s2 set-passcode old-secret=\(first) secret=\(second)"), "checked and hashed")
         let encoded = Data(right.utf8).base64EncodedString()
         XCTAssertOK(try admin.request("r1 right-save identifier=scan requirement=default secret=\"\(encoded)\""), "sealed")
+        // Lines that carry a secret and are refused: an unknown verb, a key
+        // the verb does not take, a line that does not parse.
+        let unknown = secret("Scan-Unknown-Verb-Secret", 170)
+        let misplaced = secret("Scan-Misplaced-Key-Secret", 190)
+        let unparsed = secret("Scan-Unterminated-Secret", 210)
+        XCTAssertProtocolError(try admin.request("u3 passcode ctx=\(ctx) secret=\"\(unparsed)"), "bad-syntax")
+        XCTAssertProtocolError(try admin.request("u1 frobnicate secret=\(unknown)"), "unknown-verb")
+        XCTAssertProtocolError(try admin.request("u2 ping old-secret=\(misplaced)"), "bad-argument")
         XCTAssertOK(try admin.request("z ping"), "every line before it is handled")
 
         let found = try copies(of: ["first": first, "second": second, "wrong": wrong, "escaped": escaped, "short": short,
-                                    "unicode": unicode, "right": right, "right's base64": encoded], inMemoryOf: pid)
+                                    "unicode": unicode, "right": right, "right's base64": encoded,
+                                    "unknown verb's": unknown, "misplaced key's": misplaced, "unparsed line's": unparsed], inMemoryOf: pid)
         XCTAssertEqual(found, [:], "copies of secrets in the daemon's memory after use (S-50)")
     }
 
