@@ -54,35 +54,47 @@ public enum Hex {
     }
 
     /// The 32 digits (either case) at `start`, which the caller has checked
-    /// are there, as 128 bits (the hot can-evaluate parse, in place).
+    /// are there, as 128 bits (the hot can-evaluate parse, in place): four
+    /// words read and checked, one branch for all of them.
     @inlinable @inline(__always)
     public static func value128(at start: UnsafeRawPointer) -> (high: UInt64, low: UInt64)? {
-        guard let a = wordValue(start.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
-              let b = wordValue(start.loadUnaligned(fromByteOffset: 8, as: UInt64.self)),
-              let c = wordValue(start.loadUnaligned(fromByteOffset: 16, as: UInt64.self)),
-              let d = wordValue(start.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
-        else { return nil }
-        return (a << 32 | b, c << 32 | d)
+        let a = word(start.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
+        let b = word(start.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+        let c = word(start.loadUnaligned(fromByteOffset: 16, as: UInt64.self))
+        let d = word(start.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
+        guard a.bad | b.bad | c.bad | d.bad == 0 else { return nil }
+        return (a.value << 32 | b.value, c.value << 32 | d.value)
     }
 
     /// Eight digits (either case) in one 64-bit word, loaded little-endian
     /// (the first digit in the low byte), as their 32-bit value; nil if one
-    /// is not a digit. Without a branch per digit: a byte b < 0x80 is >= lo
-    /// when b + (0x80 - lo) has its high bit set, and > hi when b + (0x7F -
-    /// hi) has; no sum carries into the next byte. Digits are checked on the
-    /// bytes as they are, letters after OR 0x20 (which maps only A-F onto a-f).
+    /// is not a digit.
     @inlinable @inline(__always)
     public static func wordValue(_ word: UInt64) -> UInt64? {
+        let read = Hex.word(word)
+        return read.bad == 0 ? read.value : nil
+    }
+
+    /// `wordValue` without its branch: `bad` is nonzero when a byte is not
+    /// a digit, and `value` is then meaningless. No branch per digit: a
+    /// byte b < 0x80 is >= lo when b + (0x80 - lo) has its high bit set, and
+    /// > hi when b + (0x7F - hi) has; no sum carries into the next byte (a
+    /// byte >= 0x80 may carry, but its own high bit already makes `bad`).
+    /// Digits are checked on the bytes as they are, letters after OR 0x20
+    /// (which maps only A-F onto a-f). A digit's value is its low nibble,
+    /// plus 9 when bit 6 is set (the letters; a = 1 + 9); the nibbles are
+    /// then gathered by three multiplies, each adding a lane shifted up to
+    /// its neighbour, whose sum the shift takes out: pairs of digits into
+    /// bytes, bytes into halves, halves into the value.
+    @inlinable @inline(__always)
+    public static func word(_ word: UInt64) -> (value: UInt64, bad: UInt64) {
         let high: UInt64 = 0x8080_8080_8080_8080
-        guard word & high == 0 else { return nil }
-        let letter = inRange(word | 0x2020_2020_2020_2020, 0x61, 0x66)
-        guard inRange(word, 0x30, 0x39) | letter == high else { return nil }
-        // Each byte's value: its low nibble, plus 9 for a letter (a = 1 + 9);
-        // then nibble pairs into bytes, byte pairs into halves, halves together.
-        let x = (word & 0x0F0F_0F0F_0F0F_0F0F) &+ (letter >> 7) &* 9
-        let bytes = (x & 0x000F_000F_000F_000F) << 4 | (x >> 8) & 0x000F_000F_000F_000F
-        let halves = (bytes & 0x0000_00FF_0000_00FF) << 8 | (bytes >> 16) & 0x0000_00FF_0000_00FF
-        return (halves & 0xFFFF) << 16 | (halves >> 32) & 0xFFFF
+        let digit = inRange(word, 0x30, 0x39), letter = inRange(word | 0x2020_2020_2020_2020, 0x61, 0x66)
+        let bad = (word | ~(digit | letter)) & high
+        let nibbles = (word & 0x0F0F_0F0F_0F0F_0F0F) &+ (word >> 6 & 0x0101_0101_0101_0101) &* 9
+        let bytes = (nibbles &* (1 + 16 << 8)) >> 8 & 0x00FF_00FF_00FF_00FF
+        let halves = (bytes &* (1 + 256 << 16)) >> 16 & 0x0000_FFFF_0000_FFFF
+        return ((halves &* (1 + 65536 << 32)) >> 32, bad)
     }
 
     /// 0x80 in each byte (all < 0x80) that lies in lo...hi, else 0.

@@ -85,6 +85,28 @@ final class HexTests: XCTestCase {
         }
     }
 
+    /// Several bad bytes in a word, bytes >= 0x80 before digits (their sums
+    /// may carry into the next byte): refused exactly when a byte is not a
+    /// digit, whatever the rest.
+    func test_value128_manyBadBytes_agreesWithTheDigitPairParse() {
+        var generator = SplitMix(seed: 21)
+        let valid = Array("0123456789abcdefABCDEF".utf8)
+        let edges: [UInt8] = [0x00, 0x10, 0x19, 0x2F, 0x3A, 0x40, 0x47, 0x60, 0x67, 0x7F, 0x80, 0xB0, 0xC1, 0xE6, 0xFF]
+        for _ in 0..<20_000 {
+            var text = (0..<32).map { _ in valid[Int(generator.next() % UInt64(valid.count))] }
+            for _ in 0..<Int(generator.next() % 4) {
+                let byte = generator.next() % 2 == 0 ? edges[Int(generator.next() % UInt64(edges.count))] : UInt8(truncatingIfNeeded: generator.next())
+                text[Int(generator.next() % 32)] = byte
+            }
+            let fast = text.withUnsafeBytes { Hex.value128($0) }
+            let slow = Hex.bytes(text).map { bytes in
+                (bytes[0..<8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }, bytes[8..<16].reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+            }
+            XCTAssertEqual(fast?.high, slow?.0, "\(text)")
+            XCTAssertEqual(fast?.low, slow?.1, "\(text)")
+        }
+    }
+
     func test_wordValue_digitsInLoadOrder_firstIsMostSignificant() {
         let word = Array("89abCDEF".utf8).withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
         XCTAssertEqual(Hex.wordValue(UInt64(littleEndian: word)), 0x89AB_CDEF)
