@@ -155,20 +155,36 @@ public struct LineSplitter: Sendable {
         hasFailed = false
     }
 
-    /// The index of the first LF in `buffer[from..<to]`: eight bytes at a
-    /// time (x has a zero byte iff (x - 0x01..) & ~x & 0x80.. != 0, applied
-    /// to x = word ^ LFs), then byte by byte from the word that holds it.
+    /// The index of the first LF in `buffer[from..<to]`, eight bytes at a
+    /// time: t = (x - 0x01..) & ~x & 0x80.., x = word ^ LFs, has its lowest
+    /// set bit in the first byte of x that is zero (a borrow only starts at
+    /// a zero byte, so only bytes after the first can be false positives),
+    /// which its trailing zero count gives without a second, bytewise look
+    /// (loads are little-endian: the first byte is the lowest). The last
+    /// bytes, fewer than eight, are read as the word that ends at `to`, whose
+    /// bytes before them were already found to hold no LF.
     private static func firstLF(in buffer: [UInt8], from: Int, to: Int) -> Int? {
         buffer.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress else { return nil }
+            @inline(__always) func lfBits(at index: Int) -> UInt64 {
+                let x = base.loadUnaligned(fromByteOffset: index, as: UInt64.self) ^ 0x0A0A_0A0A_0A0A_0A0A
+                return (x &- 0x0101_0101_0101_0101) & ~x & 0x8080_8080_8080_8080
+            }
+            let lastWord = to &- 8  // 0 <= from <= to: no overflow
             var i = from
-            while i + 8 <= to {
-                let x = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self) ^ 0x0A0A_0A0A_0A0A_0A0A
-                if (x &- 0x0101_0101_0101_0101) & ~x & 0x8080_8080_8080_8080 != 0 { break }
-                i += 8
+            while i <= lastWord {
+                let bits = lfBits(at: i)
+                if bits != 0 { return i &+ bits.trailingZeroBitCount >> 3 }
+                i &+= 8
+            }
+            if i == to { return nil }
+            if lastWord >= from {
+                let bits = lfBits(at: lastWord)
+                return bits != 0 ? lastWord &+ bits.trailingZeroBitCount >> 3 : nil
             }
             while i < to {
                 if raw[i] == lf { return i }
-                i += 1
+                i &+= 1
             }
             return nil
         }

@@ -120,6 +120,27 @@ final class LineSplitterTests: XCTestCase {
         }
     }
 
+    /// The LF search reads words and takes the first LF from a word's bit
+    /// pattern: an LF at every offset of lines of every length up to 40,
+    /// after the bytes a word trick could mistake for one (0x0B, 0x8A, 0x09,
+    /// 0x00, 0xFF; an LF right after a borrow), two LFs in one word, and a
+    /// range ending at every distance from a word's end (the last word read
+    /// overlapping the bytes before it), all against the reference.
+    func testAnLFAtEveryOffsetIsFoundAfterEveryNearMiss() {
+        let nearMisses: [UInt8] = [0x0B, 0x8A, 0x09, 0x00, 0xFF, 0x61, 0x01]
+        for length in 0...40 {
+            for filler in nearMisses {
+                var input = [UInt8](repeating: filler, count: length) + [10]
+                input += [UInt8](repeating: filler, count: length % 9) + [10, 10] + [UInt8](repeating: filler, count: length % 7)
+                for cap in [8, 16, 41, 8192] {
+                    let expected = Self.reference(input, cap: cap)
+                    XCTAssertEqual(Self.split(input, cap: cap, chunkSizes: [input.count]), expected, "\(length) x \(filler), cap \(cap)")
+                    XCTAssertEqual(Self.split(input, cap: cap, chunkSizes: [3, 8, 1]), expected, "\(length) x \(filler), cap \(cap)")
+                }
+            }
+        }
+    }
+
     func testCapIsInclusiveOfTheLF() {
         let accepted = Array(repeating: UInt8(ascii: "a"), count: 8191) + [10]
         XCTAssertEqual(accepted.count, 8192)
