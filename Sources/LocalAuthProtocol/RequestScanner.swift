@@ -95,11 +95,15 @@ public struct RequestScanner {
         return Request(tag: tagString, verb: Grammar.string(bytes, verb), arguments: values, secrets: secrets)
     }
 
-    /// Whether a key's bytes spell one of `Verb.secretKeys`.
+    /// Whether a key's bytes spell one of `Verb.secretKeys` (compared as
+    /// bytes: every argument of every line that is not the usual
+    /// can-evaluate passes here, `policy=` as long as `secret=`).
     private static func isSecretKey(_ key: UnsafeBufferPointer<UInt8>) -> Bool {
-        for name in Verb.secretKeys where name.utf8.count == key.count {
-            if name.utf8.elementsEqual(key) { return true }
+        for name in secretKeyBytes where name.count == key.count {
+            if name.withUnsafeBufferPointer({ Grammar.equal($0, key) }) { return true }
         }
         return false
     }
+
+    private static let secretKeyBytes: [[UInt8]] = Verb.secretKeys.map { Array($0.utf8) }
 }

@@ -11,6 +11,8 @@
 //     same value (the daemon's writer and parser agree);
 //   - one RequestScanner reused for every line (as the daemon keeps one)
 //     agrees with a fresh parse, and its ranges stay inside the line;
+//   - the server's form (`requestWithSecretsApart`, S-50) is the same request
+//     with the values of the secret keys in SecretBytes, the same bytes;
 //   - a line CanEvaluateLine takes parses to can-evaluate with exactly its
 //     tag, ctx and policy, the policy one of the short names with the
 //     number it gives (the daemon answers such lines without the scanner).
@@ -52,6 +54,25 @@ private let shortPolicyNames = [
     "biometrics": 1, "owner": 2, "companion": 3, "biometrics-or-companion": 4, "wrist": 5,
 ]
 
+/// The server's form of a request agrees with the String form: the secret
+/// keys' values apart (their bytes the String's), everything else equal.
+private func checkSecretsApart(_ server: Request, _ strings: Request) {
+    require(server.tag == strings.tag && server.verb == strings.verb
+                && server.arguments.map(\.key) == strings.arguments.map(\.key),
+            "the server's form changed the tag, verb or keys")
+    var held: [String] = []
+    for (apart, given) in zip(server.arguments, strings.arguments) {
+        if Verb.secretKeys.contains(given.key) {
+            held.append(given.key)
+            require(apart.value.isEmpty && server.secrets.value(for: given.key)?.copy() == Array(given.value.utf8),
+                    "a secret's bytes differ from its String, or a String of it was kept")
+        } else {
+            require(apart.value == given.value, "the server's form changed a value that is no secret")
+        }
+    }
+    require(server.secrets.keys == held, "the secrets held apart are not the secret keys")
+}
+
 /// The daemon's way: one scanner for every line of a connection.
 nonisolated(unsafe) private var reusedScanner = RequestScanner()
 
@@ -64,6 +85,7 @@ private func checkLine(_ bytes: [UInt8]) {
             require(CanEvaluateLine(line) == nil, "CanEvaluateLine took a line the scanner refuses")
         case (.request(let fresh), nil):
             require(reusedScanner.request == fresh, "a reused scanner parsed differently")
+            checkSecretsApart(reusedScanner.requestWithSecretsApart, fresh)
             let ranges = [reusedScanner.tag, reusedScanner.verb]
                 + reusedScanner.arguments.flatMap { [$0.key, $0.value] }
             require(ranges.allSatisfy { $0.lowerBound >= 0 && $0.upperBound <= line.count }, "a range outside the line")
