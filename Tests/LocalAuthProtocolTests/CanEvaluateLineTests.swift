@@ -55,7 +55,8 @@ final class CanEvaluateLineTests: XCTestCase {
 
     func testEveryShortPolicyNameGivesItsNumberAndTheLinesPieces() {
         for (name, number) in Self.shortNames {
-            for tag in ["r0", "A.b_c-9", "1", String(repeating: "t", count: 32)] {
+            // Tags ending at every place in the words the tag is read in.
+            for tag in ["r0", "A.b_c-9", "1", "la12345"] + [8, 9, 15, 16, 17, 24, 25, 31, 32].map({ String(repeating: "t", count: $0) }) {
                 let line = "\(tag) can-evaluate ctx=\(Self.ctx) policy=\(name)"
                 let parts = read(line)
                 XCTAssertEqual(parts?.tag, tag, line)
@@ -98,6 +99,9 @@ final class CanEvaluateLineTests: XCTestCase {
             " t can-evaluate ctx=\(ctx) policy=1",
             "t  can-evaluate ctx=\(ctx) policy=1",
             "\(String(repeating: "t", count: 33)) can-evaluate ctx=\(ctx) policy=1",  // tag too long
+            "\(String(repeating: "t", count: 40)) can-evaluate ctx=\(ctx) policy=1",
+            "\(String(repeating: "t", count: 7))\u{e9} can-evaluate ctx=\(ctx) policy=1",
+            "\(String(repeating: "t", count: 8))/ can-evaluate ctx=\(ctx) policy=1",
             "\(String(repeating: "t", count: 80))",
             "t can-evaluate ctx=\(ctx.dropLast()) policy=1",  // not a context id: 31 digits
             "t can-evaluate ctx=\(ctx)0 policy=1",  // 33
