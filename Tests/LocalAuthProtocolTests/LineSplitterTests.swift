@@ -123,7 +123,8 @@ final class LineSplitterTests: XCTestCase {
     /// The LF search reads words and takes the first LF from a word's bit
     /// pattern: an LF at every offset of lines of every length up to 40,
     /// after the bytes a word trick could mistake for one (0x0B, 0x8A, 0x09,
-    /// 0x00, 0xFF; an LF right after a borrow), two LFs in one word, and a
+    /// 0x00, 0xFF; an LF right after a borrow), LFs in one word and in both
+    /// words of one step, and a
     /// range ending at every distance from a word's end (the last word read
     /// overlapping the bytes before it), all against the reference.
     func testAnLFAtEveryOffsetIsFoundAfterEveryNearMiss() {
@@ -132,6 +133,7 @@ final class LineSplitterTests: XCTestCase {
             for filler in nearMisses {
                 var input = [UInt8](repeating: filler, count: length) + [10]
                 input += [UInt8](repeating: filler, count: length % 9) + [10, 10] + [UInt8](repeating: filler, count: length % 7)
+                input += [UInt8](repeating: filler, count: 20) + [10]  // room for the two-word step past the LFs
                 for cap in [8, 16, 41, 8192] {
                     let expected = Self.reference(input, cap: cap)
                     XCTAssertEqual(Self.split(input, cap: cap, chunkSizes: [input.count]), expected, "\(length) x \(filler), cap \(cap)")
