@@ -16,7 +16,19 @@ public enum Base64 {
 
     public static func encode(_ bytes: some Collection<UInt8>) -> String {
         var out: [UInt8] = []
-        out.reserveCapacity((bytes.count + 2) / 3 * 4)
+        encode(bytes, appendingTo: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The encoded length of `count` bytes.
+    public static func encodedCount(_ count: Int) -> Int { (count + 2) / 3 * 4 }
+
+    /// Appends the encoding of `bytes` to `out`, with room reserved first so
+    /// that `out` is not reallocated on the way (S-50: `right-secret`'s reply
+    /// is encoded straight into the output line, through no String; a
+    /// regrowth would leave a copy behind in the freed buffer).
+    public static func encode(_ bytes: some Collection<UInt8>, appendingTo out: inout [UInt8]) {
+        out.reserveCapacity(out.count + encodedCount(bytes.count))
         var iterator = bytes.makeIterator()
         while let a = iterator.next() {
             let b = iterator.next(), c = iterator.next()
@@ -25,7 +37,6 @@ public enum Base64 {
             out.append(b.map { alphabet[Int(($0 & 0x0F) << 2 | (c ?? 0) >> 6)] } ?? UInt8(ascii: "="))
             out.append(c.map { alphabet[Int($0 & 0x3F)] } ?? UInt8(ascii: "="))
         }
-        return String(decoding: out, as: UTF8.self)
     }
 
     public static func decode(_ text: String, maximumBytes: Int) -> Result<[UInt8], Failure> {

@@ -60,6 +60,20 @@ public struct LineWriter: Sendable {
         appendValue(value)
     }
 
+    /// Appends ` KEY=B64`, the standard base64 of `secret`, encoded straight
+    /// into the line (S-50: no String of it); quoted when it ends in `=`,
+    /// as `append(key:value:)` would write the same text.
+    public mutating func append(key: String, base64Of secret: some Collection<UInt8>) {
+        bytes.append(ASCII.space)
+        appendRaw(key)
+        bytes.append(ASCII.equals)
+        let quoted = secret.isEmpty || secret.count % 3 != 0
+        bytes.reserveCapacity(bytes.count + Base64.encodedCount(secret.count) + 3)
+        if quoted { bytes.append(ASCII.quote) }
+        Base64.encode(secret, appendingTo: &bytes)
+        if quoted { bytes.append(ASCII.quote) }
+    }
+
     /// Appends ` KEY=N` in decimal.
     public mutating func append(key: String, value: Int) {
         bytes.append(ASCII.space)

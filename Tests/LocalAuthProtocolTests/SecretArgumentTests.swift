@@ -138,6 +138,22 @@ final class SecretArgumentTests: XCTestCase {
         XCTAssertFalse(String(reflecting: request).contains("Hidden"), String(reflecting: request))
     }
 
+    func test_S50_aSecretsBase64IsWrittenIntoTheLineAsItsStringWouldBe() {
+        var random = SeededGenerator(seed: 0xB64)
+        for count in 0..<40 {
+            let secret = (0..<count).map { _ in UInt8.random(in: 0...255, using: &random) }
+            var direct = LineWriter(), viaString = LineWriter()
+            direct.beginResponse(tag: "t1", status: .ok)
+            viaString.beginResponse(tag: "t1", status: .ok)
+            direct.append(key: "secret", base64Of: secret)
+            viaString.append(key: "secret", value: Base64.encode(secret))
+            XCTAssertEqual(direct.bytes, viaString.bytes, "\(count) bytes")
+            direct.endLine()
+            let parsed = try? Response.parse(Array(direct.bytes.dropLast()))
+            XCTAssertEqual(parsed?.arguments.value(for: "secret").map { Base64.decode($0, maximumBytes: 64) }, .success(secret))
+        }
+    }
+
     func test_S50_base64DecodesFromBytesAsFromAString() {
         for text in ["", "AAECAw==", "AAEC", "AA==", "AAE=", "AA=A", "A===", "AB==", "AAECA", "####", "AAECAw=="] {
             let fromString = Base64.decode(text, maximumBytes: 8)

@@ -167,11 +167,8 @@ extension ServerCore {
         let outcome = run(.recordRight(.secretRead(uid: uid, ctx: ctx, identifier: identifier)),
                           connection: connection, tag: request.tag, now: now)
         guard events(outcome, connection, request.tag) != nil else { return }
-        var encoded = Array(Base64.encode(secret).utf8)
-        defer { SecretMemory.wipe(&encoded) }
-        replyOK(connection, request.tag) { line in
-            line.append(key: "secret", value: String(decoding: encoded, as: UTF8.self))
-        }
+        // S-50: encoded straight into the reply line, through no String.
+        replyOK(connection, request.tag) { line in line.append(key: "secret", base64Of: secret) }
     }
 
     // MARK: - Evaluation outcomes (Replies.deliver)
