@@ -49,6 +49,9 @@ public enum PasscodeSecret {
     /// The characters (extended grapheme clusters, as String counts them)
     /// that `utf8` starts, counted up to `limit`, without making a String of
     /// it. Invalid UTF-8 counts as U+FFFD, as `String(decoding:)` reads it.
+    /// `Unicode._CharacterRecognizer` is the standard library's own grapheme
+    /// breaker (public, if underscored): the one way to count as String
+    /// does without making one.
     static func characters(in utf8: UnsafeBufferPointer<UInt8>, upTo limit: Int) -> Int {
         var decoder = Unicode.UTF8()
         var bytes = utf8.makeIterator()
