@@ -38,7 +38,7 @@ final class AdminGroupTests: IntegrationTestCase {
 
     /// S-50: a set-passcode for another uid waits for the AdminGroup answer
     /// (when the lookup asked at connect time is slower than the line) with
-    /// its secret held apart as SecretBytes (ParkedSecrets.swift); it must
+    /// its secret held as SecretBytes, as the scanner made it; it must
     /// set exactly that secret when it runs.
     func test_S50_aSetPasscodeThatWaitsForTheAdminLookupSetsItsSecret() throws {
         let daemon = try startDaemon(configuration: configuration(daemon: ["AdminGroup=nogroup"]))
