@@ -23,11 +23,11 @@ extension ServerCore {
 
     /// S-51: the caller's rights now, without waiting: `.unknown` while a
     /// lookup runs (its answer is asked for here when none is).
-    func adminVerdict(_ connection: Connection) -> AdminRights<ParkedRequest>.Verdict {
-        let judged = adminRights.judge(connection.peer.uid, daemonUID: daemonUID,
+    func adminVerdict(_ connection: Connection.ID) -> AdminRights<ParkedRequest>.Verdict {
+        let judged = adminRights.judge(peer(of: connection).uid, daemonUID: daemonUID,
                                        group: configuration.daemon.adminGroup, now: turn.monotonic)
         if let query = judged.ask { actions.append(.lookUpGroup(query)) }
-        if judged.verdict != .unknown { connection.isAdmin = judged.verdict == .administrator }
+        if judged.verdict != .unknown { connections[connection]?.isAdmin = judged.verdict == .administrator }
         // A clean stop answers what waits: unknown is no right (fail closed).
         if judged.verdict == .unknown && stopping { return .notAdministrator }
         return judged.verdict
@@ -37,12 +37,12 @@ extension ServerCore {
     /// when it is not, or when the request now waits for the answer (then
     /// `parked` is true, nothing is replied, and the request is dispatched
     /// again once the answer is in).
-    func isAdmin(_ connection: Connection, for request: Request, parked: inout Bool) -> Bool {
+    func isAdmin(_ connection: Connection.ID, for request: Request, parked: inout Bool) -> Bool {
         switch adminVerdict(connection) {
         case .administrator: return true
         case .notAdministrator: return false
         case .unknown:
-            adminRights.wait(connection.peer.uid, ParkedRequest(connection: connection, request: request, stamp: lineStamp))
+            adminRights.wait(peer(of: connection).uid, ParkedRequest(connection: connection, request: request, stamp: lineStamp))
             pauseReading(connection)
             parked = true
             return false

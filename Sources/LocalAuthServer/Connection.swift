@@ -1,14 +1,16 @@
 // One client connection: who is calling (from SO_PEERCRED, never from the
 // client's words), its input splitter, its output, and the contexts it owns.
-// A record of the core's: it has no file descriptor and does no I/O (the
-// shell keeps the socket, keyed by `id`, and writes `output` when the core
-// says `.send`); output held back while a failure is not yet durable (S-40)
-// is the ReplyGate's, not the connection's.
+// A value of the core's, stored in its ConnectionTable and named everywhere
+// else by its `id` (gone from the table = closed): nothing holds it, so no
+// list keeps a closed connection alive or has to skip one. It has no file
+// descriptor and does no I/O (the shell keeps the socket, keyed by `id`, and
+// writes `output` when the core says `.send`); output held back while a
+// failure is not yet durable (S-40) is the ReplyGate's, not the connection's.
 import LocalAuthCore
 import LocalAuthProtocol
 import LocalAuthSystem
 
-final class Connection {
+struct Connection {
     typealias ID = UInt64
 
     let id: ID
@@ -17,9 +19,7 @@ final class Connection {
     /// them again at each admin request).
     var isAdmin: Bool
     var splitter: LineSplitter
-    /// Bytes ready to go to the socket, from `sentUpTo` on.
-    var output: [UInt8] = []
-    var sentUpTo = 0
+    var output = PendingOutput()
     /// Contexts created on this connection (S-12).
     var contexts: Set<ContextID> = []
     /// Contexts invalidated by the app, oldest first (a subset of `contexts`).
@@ -32,25 +32,36 @@ final class Connection {
     var evaluationTags: [ContextID: String] = [:]
     /// When the current unfinished line started (IdleLineTimeoutSec), or nil.
     var partialLineSince: UInt64?
-    /// Open (reading requests), closing (no more requests are read, after
-    /// `quit`, a protocol close or EOF; replies owed still go out), or
-    /// closed (gone from the server's table; lists drop it lazily).
-    var state: State = .open
+    var state: State = .open(.lines)
 
+    /// The connection's life in one value: what was three flags beside a
+    /// state (paused, lines waiting, open/closing/closed) could combine in
+    /// ways that meant nothing (a closing connection "paused", lines
+    /// "waiting" behind a parked request); here each case is one thing the
+    /// core does with the connection's input.
     enum State: Equatable {
-        case open
-        /// Since when (monotonic ns): a peer that does not read gets a few seconds.
+        /// Reading requests, in one of three ways.
+        case open(Reading)
+        /// No more requests are read (after `quit`, a protocol close or EOF);
+        /// replies owed still go out. Since when (monotonic ns): a peer that
+        /// does not read gets a few seconds.
         case closing(since: UInt64)
+        /// Being forgotten (`ServerCore.close`, which removes it from the
+        /// table): a line loop still running for it stops.
         case closed
     }
-    /// S-43: a request waits for fprintd (EnrollmentParking.swift): no
-    /// line of this connection is read or handled until it is answered.
-    var readingPaused = false
 
-    /// A `.send` of this connection is queued and its `wrote` not yet in.
-    var sendPending = false
-    /// Lines stay in the splitter behind an early write (`wrote` handles them).
-    var linesWaiting = false
+    enum Reading: Equatable {
+        /// Lines are handled as they arrive.
+        case lines
+        /// S-43 / S-51: a request waits for fprintd or an AdminGroup lookup
+        /// (EnrollmentParking.swift): no line is read or handled until it
+        /// is answered (the shell does not read the socket).
+        case parked
+        /// Lines stay in the splitter behind an early write: `wrote` handles
+        /// them, in order (the shell may still read).
+        case behindWrite
+    }
 
     init(id: ID, peer: PeerCredentials, isAdmin: Bool) {
         self.id = id
@@ -63,35 +74,49 @@ final class Connection {
         if case .open = state { return true }
         return false
     }
-    var isClosed: Bool {
-        if case .closed = state { return true }
+    /// Open and not parked: the shell may read it (`ServerCore.isReading`).
+    var isReading: Bool {
+        if case .open(let reading) = state { return reading != .parked }
         return false
     }
+    var isParked: Bool { state == .open(.parked) }
+}
+
+/// The bytes a connection owes its peer, and whether a `.send` of them is
+/// with the shell. Apart from `State`: a closing connection still drains,
+/// with a write in flight or not, so "in flight" is the output's, not a
+/// case of the connection's life.
+struct PendingOutput {
+    /// Bytes ready to go to the socket, from `sentUpTo` on.
+    var bytes: [UInt8] = []
+    var sentUpTo = 0
+    /// A `.send` is queued and its `wrote` not yet in (one at a time).
+    var inFlight = false
 
     /// Bytes queued and not yet sent (the ReplyGate counts what it holds).
-    var unsentByteCount: Int { output.count - sentUpTo }
-    var hasUnsentOutput: Bool { sentUpTo < output.count }
+    var unsentByteCount: Int { bytes.count - sentUpTo }
+    var hasUnsent: Bool { sentUpTo < bytes.count }
 
     /// After a write to the socket: the sent prefix is dropped once all
     /// is sent, or once it is large.
-    func dropSent() {
-        if sentUpTo == output.count {
-            output.removeAll(keepingCapacity: output.capacity <= 65536)
+    mutating func dropSent() {
+        if sentUpTo == bytes.count {
+            bytes.removeAll(keepingCapacity: bytes.capacity <= 65536)
             sentUpTo = 0
         } else if sentUpTo > 65536 {
-            output.removeFirst(sentUpTo)
+            bytes.removeFirst(sentUpTo)
             sentUpTo = 0
         }
     }
 
     /// Drops output not yet sent, except the rest of a line the kernel
     /// already has the start of, so the client never sees a spliced line.
-    func discardUnsentOutput() {
-        if sentUpTo > 0, sentUpTo < output.count, output[sentUpTo - 1] != UInt8(ascii: "\n"),
-           let end = output[sentUpTo...].firstIndex(of: UInt8(ascii: "\n")) {
-            output.removeSubrange((end + 1)...)
+    mutating func discardUnsent() {
+        if sentUpTo > 0, sentUpTo < bytes.count, bytes[sentUpTo - 1] != UInt8(ascii: "\n"),
+           let end = bytes[sentUpTo...].firstIndex(of: UInt8(ascii: "\n")) {
+            bytes.removeSubrange((end + 1)...)
         } else {
-            output.removeAll()
+            bytes.removeAll()
             sentUpTo = 0
         }
     }

@@ -21,20 +21,51 @@ struct ConnectionTable<Value> {
         mask = size - 1
     }
 
-    /// The value of `id`; setting nil removes it.
+    /// The value of `id`; setting nil removes it. Read borrowed and
+    /// modified in place (`table[id]?.field = x` copies nothing): the core's
+    /// connections are values, and a copy out and back of one would copy
+    /// its output buffer on the next append.
     subscript(id: UInt64) -> Value? {
-        @inline(__always) get {
-            var slot = Int(truncatingIfNeeded: id) & mask
-            while true {
-                let here = ids[slot]
-                if here == id { return slots[slot] }
-                if here == 0 { return nil }
-                slot = (slot + 1) & mask
+        @inline(__always) _read {
+            let slot = self.slot(of: id)
+            if slot < 0 { yield nil } else { yield slots[slot] }
+        }
+        @inline(__always) _modify {
+            let slot = self.slot(of: id)
+            if slot >= 0 {
+                yield &slots[slot]
+                if case .none = slots[slot] { remove(id) }
+            } else {
+                var added: Value?
+                yield &added
+                if let added { insert(added, for: id) }
             }
         }
-        set {
-            if let newValue { insert(newValue, for: id) } else { _ = remove(id) }
+    }
+
+    /// Where `id` is, or -1 (0, an empty slot's mark, is never there: a
+    /// passcode job whose requester is gone carries it).
+    @inline(__always)
+    private func slot(of id: UInt64) -> Int {
+        var slot = Int(truncatingIfNeeded: id) & mask
+        while true {
+            let here = ids[slot]
+            if here == id { return id == 0 ? -1 : slot }
+            if here == 0 { return -1 }
+            slot = (slot + 1) & mask
         }
+    }
+
+    func contains(_ id: UInt64) -> Bool { slot(of: id) >= 0 }
+
+    /// `body` on `id`'s value in place (nil: not there). For a class that
+    /// holds the table (the core), the access lasts for `body`: it must not
+    /// touch the table again (exclusivity), so keep it to a few fields.
+    @inline(__always)
+    mutating func withValue<R>(_ id: UInt64, _ body: (inout Value) throws -> R) rethrows -> R? {
+        let slot = self.slot(of: id)
+        guard slot >= 0 else { return nil }
+        return try body(&slots[slot]!)
     }
 
     mutating func insert(_ value: Value, for id: UInt64) {
@@ -50,6 +81,7 @@ struct ConnectionTable<Value> {
     /// Removes `id`'s value and returns it (nil: not there).
     @discardableResult
     mutating func remove(_ id: UInt64) -> Value? {
+        guard id != 0 else { return nil }
         var slot = Int(truncatingIfNeeded: id) & mask
         while ids[slot] != id {
             if ids[slot] == 0 { return nil }

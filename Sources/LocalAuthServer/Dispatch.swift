@@ -10,7 +10,7 @@ struct VerbSpec: Sendable {
     var admin: Bool = false
     /// Called directly (not `(ServerCore) -> handler`), so no partially applied
     /// method closure is allocated per request.
-    var handler: @Sendable (ServerCore, Request, Connection) -> Void
+    var handler: @Sendable (ServerCore, Request, Connection.ID) -> Void
 
     var keys: [String] { verb.allowedKeys }
 }
@@ -54,7 +54,7 @@ extension ServerCore {
     /// What still works while the log cannot record (fail closed).
     static let verbsWithoutLog: Set<String> = ["hello", "ping", "quit", "stats"]
 
-    func dispatch(_ request: Request, on connection: Connection) {
+    func dispatch(_ request: Request, on connection: Connection.ID) {
         guard let spec = ServerCore.verbs.first(where: { $0.verb == request.verb })?.spec else {
             return reply(connection, request.tag, ProtocolError(.unknownVerb, "Unknown verb \"\(request.verb)\"."))
         }
@@ -77,13 +77,13 @@ extension ServerCore {
 
     // MARK: - Reply helpers
 
-    func reply(_ connection: Connection, _ tag: String, _ error: ProtocolError) {
+    func reply(_ connection: Connection.ID, _ tag: String, _ error: ProtocolError) {
         writer.bytes.removeAll(keepingCapacity: true)
         writer.appendProtocolError(tag: tag, error)
         send(writer.bytes, to: connection)
     }
 
-    func replyOK(_ connection: Connection, _ tag: String, _ pairs: [(String, String)] = []) {
+    func replyOK(_ connection: Connection.ID, _ tag: String, _ pairs: [(String, String)] = []) {
         replyOK(connection, tag) { line in
             for (key, value) in pairs { line.append(key: key, value: value) }
         }
@@ -92,13 +92,13 @@ extension ServerCore {
     /// `TAG OK` with the arguments `write` appends: hot verbs write their
     /// values straight in, with no pairs array, into the connection's
     /// output when nothing holds it back (`sendLine`).
-    func replyOK(_ connection: Connection, _ tag: String, _ write: (inout LineWriter) -> Void) {
+    func replyOK(_ connection: Connection.ID, _ tag: String, _ write: (inout LineWriter) -> Void) {
         var tag = tag
         tag.withUTF8 { replyOK(connection, tag: $0, write) }
     }
 
     /// The same, with the tag's bytes as the request had them.
-    func replyOK(_ connection: Connection, tag: UnsafeBufferPointer<UInt8>, _ write: (inout LineWriter) -> Void) {
+    func replyOK(_ connection: Connection.ID, tag: UnsafeBufferPointer<UInt8>, _ write: (inout LineWriter) -> Void) {
         sendLine(to: connection) { line in
             line.beginResponse(tag: tag, status: .ok)
             write(&line)
@@ -106,13 +106,13 @@ extension ServerCore {
         }
     }
 
-    func reply(_ connection: Connection, _ tag: String, _ failure: Failure, biometry: BiometryType? = nil) {
+    func reply(_ connection: Connection.ID, _ tag: String, _ failure: Failure, biometry: BiometryType? = nil) {
         writer.bytes.removeAll(keepingCapacity: true)
         appendFailure(tag: tag, failure, biometry: biometry)
         send(writer.bytes, to: connection)
     }
 
-    func reply(_ connection: Connection, _ tag: String, _ rejection: Rejection) {
+    func reply(_ connection: Connection.ID, _ tag: String, _ rejection: Rejection) {
         switch rejection.kind {
         case .protocolError(let name):
             reply(connection, tag, ProtocolError(ProtocolErrorName(rawValue: name.rawValue) ?? .internal, rejection.message))
@@ -124,7 +124,7 @@ extension ServerCore {
     /// Replies to an outcome that is the request's answer (a rejection, the
     /// log's failure, a decision's own LAError); returns the events when the
     /// verb's reply is still to come.
-    func events(_ outcome: Authenticator.Outcome, _ connection: Connection, _ tag: String) -> [Event]? {
+    func events(_ outcome: Authenticator.Outcome, _ connection: Connection.ID, _ tag: String) -> [Event]? {
         switch outcome {
         case .events(let events):
             return events
@@ -143,19 +143,19 @@ extension ServerCore {
     // MARK: - Arguments
 
     /// The context named by `ctx=`, if this connection owns it (S-12).
-    func ownedContext(_ request: Request, _ connection: Connection) -> ContextID? {
+    func ownedContext(_ request: Request, _ connection: Connection.ID) -> ContextID? {
         guard let text = request.arguments.value(for: "ctx") else {
             reply(connection, request.tag, ProtocolError(.missingArgument, "ctx= is required."))
             return nil
         }
-        guard let ctx = ContextID(hex: text), connection.contexts.contains(ctx) else {
+        guard let ctx = ContextID(hex: text), connections[connection]?.contexts.contains(ctx) == true else {
             reply(connection, request.tag, ProtocolError(.unknownContext, "No such context."))
             return nil
         }
         return ctx
     }
 
-    func policy(_ request: Request, _ connection: Connection) -> Policy? {
+    func policy(_ request: Request, _ connection: Connection.ID) -> Policy? {
         guard let text = request.arguments.value(for: "policy") else {
             reply(connection, request.tag, ProtocolError(.missingArgument, "policy= is required."))
             return nil
@@ -168,13 +168,13 @@ extension ServerCore {
     }
 
     /// `uid=N`, defaulting to the caller; another uid needs an administrator.
-    func targetUID(_ request: Request, _ connection: Connection, required: Bool = false) -> UserID? {
+    func targetUID(_ request: Request, _ connection: Connection.ID, required: Bool = false) -> UserID? {
         guard let text = request.arguments.value(for: "uid") else {
             if required {
                 reply(connection, request.tag, ProtocolError(.missingArgument, "uid= is required."))
                 return nil
             }
-            return connection.peer.uid
+            return peer(of: connection).uid
         }
         guard let uid = parseUserID(text) else {
             reply(connection, request.tag, ProtocolError(.badArgument,
@@ -182,7 +182,7 @@ extension ServerCore {
             return nil
         }
         var parked = false
-        if uid != connection.peer.uid && !isAdmin(connection, for: request, parked: &parked) {
+        if uid != peer(of: connection).uid && !isAdmin(connection, for: request, parked: &parked) {
             if parked { return nil }  // runs again once AdminGroup answered (AdminRights.swift)
             counters.permissionDenied += 1
             reply(connection, request.tag, ProtocolError(.permissionDenied, "Another user's uid needs an administrator."))

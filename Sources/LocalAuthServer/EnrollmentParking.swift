@@ -14,7 +14,7 @@ import LocalAuthSystem
 /// A request waiting for its user's fingers, and the stamp of the read
 /// that brought it (the lines behind it were read no later).
 struct ParkedRequest {
-    let connection: Connection
+    let connection: Connection.ID
     /// As the scanner made it: its secrets are `SecretBytes`, not Strings
     /// (S-50), wiped when the last copy of it goes (it ran, its connection
     /// closed, the daemon stopped), however long it waits.
@@ -34,7 +34,7 @@ extension ServerCore {
     /// list `ctx`'s user's fingers (the caller returns; the request runs
     /// again when let go). A policy that does not depend on them answers
     /// at once, but still has them listed if no query runs.
-    func parkedForEnrollment(_ request: Request, ctx: ContextID, policy: Policy, _ connection: Connection) -> Bool {
+    func parkedForEnrollment(_ request: Request, ctx: ContextID, policy: Policy, _ connection: Connection.ID) -> Bool {
         guard !stopping, sensorBackend.canListFingers, let uid = authenticator.state.contexts[ctx]?.uid else { return false }
         let waits = policy.dependsOnFingers
         let waiter = waits ? ParkedRequest(connection: connection, request: request, stamp: lineStamp) : nil
@@ -79,35 +79,37 @@ extension ServerCore {
 
     /// Answers the requests let go, each followed by the lines its
     /// connection had read behind it; then that connection is read again.
+    /// A request whose connection is gone (or no longer parked) is dropped.
     func resumeParkedRequests() {
         while !resumable.isEmpty {
             let parked = resumable.removeFirst()
-            let connection = parked.connection
-            guard connection.readingPaused, connection.isOpen else { continue }
-            connection.readingPaused = false
+            let id = parked.connection
+            guard connections[id]?.isParked == true else { continue }
+            connections[id]?.state = .open(.lines)
             lineStamp = parked.stamp
-            dispatch(parked.request, on: connection)
-            processLinesAndWipe(connection)
-            guard !connection.readingPaused, connection.isOpen else { continue }
-            actions.append(.watch(connection.id, reading: true, writing: watchingWritable.contains(connection.id)))
+            dispatch(parked.request, on: id)
+            processLinesAndWipe(id)
+            guard connections[id]?.isReading == true else { continue }
+            actions.append(.watch(id, reading: true, writing: watchingWritable.contains(id)))
             // The idle line timeout starts again for a half line it holds.
-            connection.partialLineSince = connection.splitter.hasPartialLine ? turn.monotonic : nil
+            notePartialLine(id, since: turn.monotonic)
         }
     }
 
-    /// Stops reading `connection` (epoll keeps only writability) while a
+    /// Stops reading the connection (epoll keeps only writability) while a
     /// request of it waits.
-    func pauseReading(_ connection: Connection) {
-        connection.readingPaused = true
-        actions.append(.watch(connection.id, reading: false, writing: watchingWritable.contains(connection.id)))
+    func pauseReading(_ id: Connection.ID) {
+        guard connections[id]?.isOpen == true else { return }
+        connections[id]?.state = .open(.parked)
+        actions.append(.watch(id, reading: false, writing: watchingWritable.contains(id)))
     }
 
     /// The connection closes with a request parked: it is never answered.
-    func forgetParked(_ connection: Connection) {
-        connection.readingPaused = false
-        enrollmentRefresh.removeWaiters { $0.connection === connection }
-        adminRights.removeWaiters { $0.connection === connection }
-        resumable.removeAll { $0.connection === connection }
+    func forgetParked(_ id: Connection.ID) {
+        if connections[id]?.isParked == true { connections[id]?.state = .open(.lines) }
+        enrollmentRefresh.removeWaiters { $0.connection == id }
+        adminRights.removeWaiters { $0.connection == id }
+        resumable.removeAll { $0.connection == id }
     }
 
     /// Clean stop (S-32): every parked request is answered from what is
@@ -115,8 +117,8 @@ extension ServerCore {
     func answerParkedRequests() {
         let waiting = resumable + enrollmentRefresh.releaseAll() + adminRights.releaseAll()
         resumable.removeAll()
-        for parked in waiting where parked.connection.readingPaused && parked.connection.isOpen {
-            parked.connection.readingPaused = false
+        for parked in waiting where connections[parked.connection]?.isParked == true {
+            connections[parked.connection]?.state = .open(.lines)
             dispatch(parked.request, on: parked.connection)
         }
     }

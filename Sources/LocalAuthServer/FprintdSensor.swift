@@ -44,7 +44,7 @@ final class FprintdSensor: SensorBackend {
     /// The biometric prompts' side (FprintdVerify.swift).
     var queue: [UserID] = []
     var active: ActiveScan?
-    var heldPrompts: [UserID: (connection: Connection, bytes: [UInt8])] = [:]
+    var heldPrompts: [UserID: (connection: Connection.ID, bytes: [UInt8])] = [:]
     /// Whether the bus starts fprintd on demand (D-Bus activation).
     var activatable = false
     /// Fingers to list once GetDefaultDevice answers (user -> query).

@@ -49,7 +49,7 @@ extension FprintdSensor {
 
     /// A biometric PROMPT of a user who does not hold the reader yet waits
     /// (S-43); returns true when it was kept.
-    func holdPrompt(uid: UserID, bytes: [UInt8], connection: Connection) -> Bool {
+    func holdPrompt(uid: UserID, bytes: [UInt8], connection: Connection.ID) -> Bool {
         if let active, active.uid == uid, active.shown { return false }
         heldPrompts[uid] = (connection, bytes)
         return true
@@ -109,7 +109,7 @@ extension FprintdSensor {
             let first = !scan.shown
             scan.shown = true
             active = scan
-            if first, let held = heldPrompts.removeValue(forKey: uid), !held.connection.isClosed {
+            if first, let held = heldPrompts.removeValue(forKey: uid), server.connections.contains(held.connection) {
                 server.send(held.bytes, to: held.connection)
             }
         }

@@ -100,7 +100,6 @@ extension ServerCore {
     /// (a user who emptied the bucket finds it as empty on a new connection).
     func releaseAllowance(of connection: Connection) {
         guard let allowance = connection.allowance else { return }
-        connection.allowance = nil
         allowance.connections -= 1
         pruneAllowance(allowance)
     }
@@ -122,8 +121,8 @@ extension ServerCore {
     /// Administrators are exempt from the budget and the per-user cap:
     /// root and the daemon's uid without a lookup (the hot path), group
     /// members judged now (S-51, `isAdmin`), not as when they connected.
-    func isExemptFromLimits(_ connection: Connection) -> Bool {
-        let uid = connection.peer.uid
+    func isExemptFromLimits(_ connection: Connection.ID) -> Bool {
+        guard let uid = connections[connection]?.peer.uid else { return false }
         if uid == 0 || uid == daemonUID { return true }
         // Without an AdminGroup nobody else is one: no clock read, no lookup.
         guard let group = configuration.daemon.adminGroup, !group.isEmpty else { return false }
@@ -135,7 +134,7 @@ extension ServerCore {
     /// be refused, or nil (then the events are taken from the budget).
     /// Administrators are never refused here. Allocation-free when it lets
     /// the request go (can-evaluate's in-place path calls it).
-    func loggedRequestRefusal(_ connection: Connection, events: Int) -> ProtocolError? {
+    func loggedRequestRefusal(_ connection: Connection.ID, events: Int) -> ProtocolError? {
         if isExemptFromLimits(connection) { return nil }
         if reserveIsReached() {
             limits.refusedForSpace += 1
@@ -143,12 +142,12 @@ extension ServerCore {
                 "The disk holding the event log is nearly full (less than ReserveSpace=\(configuration.log.reserveSpace) bytes free); "
                 + "it is kept for security events and administrators until space is freed.")
         }
-        guard let allowance = connection.allowance else { return nil }
+        guard let allowance = connections[connection]?.allowance else { return nil }
         let rate = configuration.log.userEventRate, burst = configuration.log.userEventBurst
         if allowance.take(events, rate: rate, burst: burst, now: now) { return nil }
         limits.refusedForRate += 1
         return ProtocolError(.limitExceeded,
-            "Too many logged requests from uid \(connection.peer.uid): at most UserEventRate=\(rate) per second "
+            "Too many logged requests from uid \(allowance.uid): at most UserEventRate=\(rate) per second "
             + "(UserEventBurst=\(burst) at once); nothing was recorded, try again later.")
     }
 }

@@ -21,7 +21,7 @@ extension ServerCore {
                 }
                 submitCheck(job, uid)
             case .oldPasscode(_, _, let id, let tag):
-                let connection = connections[id]
+                let connection = connections.contains(id) ? id : nil
                 guard !refuseSetPasscodeAttempt(uid, connection, tag) else {
                     passcodeQueue.finished(uid)
                     continue
@@ -69,10 +69,10 @@ extension ServerCore {
                     connection: nil, tag: nil, now: now)
             case .oldPasscode(let uid, let newSecret, let id, let tag):
                 passcodeQueue.finished(uid)
-                oldPasscodeChecked(uid, completion, newSecret: newSecret, connections[id], tag)
+                oldPasscodeChecked(uid, completion, newSecret: newSecret, connections.contains(id) ? id : nil, tag)
             case .newHash(let uid, let id, let tag, let by):
                 passcodeQueue.finished(uid)
-                newHashMade(uid, completion, connections[id], tag, by: by)
+                newHashMade(uid, completion, connections.contains(id) ? id : nil, tag, by: by)
             }
         }
         startPasscodeJobs()
@@ -81,13 +81,13 @@ extension ServerCore {
     /// set-passcode's old secret was checked: only a recorded acceptance lets
     /// the change go on (a delay or lock reached meanwhile is a refusal).
     private func oldPasscodeChecked(_ uid: UserID, _ completion: PasscodeWorkers.Completion, newSecret: SecretBytes,
-                                    _ connection: Connection?, _ tag: String) {
+                                    _ connection: Connection.ID?, _ tag: String) {
         let repeated = judge(uid, completion)
         let outcome = run(.passcodeChecked(uid: uid, ctx: nil, eval: nil, correct: completion.correct, repeated: repeated),
                           connection: nil, tag: nil, now: now)
         // Accepted: no answer from the core, the change goes on.
         if case .events = outcome {
-            return queuePasscodeJob(.newHash(uid: uid, connection: connection?.id ?? 0, tag: tag, by: uid),
+            return queuePasscodeJob(.newHash(uid: uid, connection: connection ?? 0, tag: tag, by: uid),
                                     uid: uid, secret: newSecret, connection, tag)
         }
         guard let connection else { return }
@@ -99,7 +99,7 @@ extension ServerCore {
         _ = self.events(outcome, connection, tag)
     }
 
-    private func newHashMade(_ uid: UserID, _ completion: PasscodeWorkers.Completion, _ connection: Connection?,
+    private func newHashMade(_ uid: UserID, _ completion: PasscodeWorkers.Completion, _ connection: Connection.ID?,
                              _ tag: String, by: UserID) {
         guard let hash = completion.hash else {
             journal(.error, "Failed to hash a passcode: \(completion.error ?? "unknown error")")

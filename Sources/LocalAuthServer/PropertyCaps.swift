@@ -19,7 +19,7 @@ extension ServerCore {
 
     /// The refusal of a `set` over a cap, else the bytes the context's
     /// string properties will take once `properties` are set.
-    func checkPropertyCaps(_ properties: [ContextProperty], ctx: ContextID, _ connection: Connection)
+    func checkPropertyCaps(_ properties: [ContextProperty], ctx: ContextID, _ connection: Connection.ID)
         -> Result<Int, ProtocolError> {
         let limits = configuration.daemon
         var fallback: Int?, cancel: Int?, reason: Int?
@@ -47,10 +47,10 @@ extension ServerCore {
             return .failure(sizeRefusal("\(key)= would make this context's properties \(total) bytes; "
                 + "MaxPropertyBytesPerContext=\(limits.maxPropertyBytesPerContext) is the limit."))
         }
-        if !isExemptFromLimits(connection), let allowance = connection.allowance {
-            let held = allowance.propertyBytes - (connection.propertyBytes[ctx] ?? 0) + total
+        if !isExemptFromLimits(connection), let allowance = connections[connection]?.allowance {
+            let held = allowance.propertyBytes - (connections[connection]?.propertyBytes[ctx] ?? 0) + total
             if held > limits.maxPropertyBytesPerUser {
-                return .failure(sizeRefusal("\(key)= would make the properties of uid \(connection.peer.uid)'s contexts \(held) bytes; "
+                return .failure(sizeRefusal("\(key)= would make the properties of uid \(allowance.uid)'s contexts \(held) bytes; "
                     + "MaxPropertyBytesPerUser=\(limits.maxPropertyBytesPerUser) is the limit (invalidate or close some contexts)."))
             }
         }
@@ -70,22 +70,28 @@ extension ServerCore {
     }
 
     /// After a `set` was recorded: the context now holds `bytes`.
-    func notePropertyBytes(_ bytes: Int, ctx: ContextID, _ connection: Connection) {
-        let old = connection.propertyBytes[ctx] ?? 0
-        connection.propertyBytes[ctx] = bytes == 0 ? nil : bytes
-        connection.allowance?.propertyBytes += bytes - old
+    func notePropertyBytes(_ bytes: Int, ctx: ContextID, _ connection: Connection.ID) {
+        connections.withValue(connection) { connection in
+            let old = connection.propertyBytes[ctx] ?? 0
+            connection.propertyBytes[ctx] = bytes == 0 ? nil : bytes
+            connection.allowance?.propertyBytes += bytes - old
+        }
     }
 
     /// A context left this connection (released or ended).
-    func forgetPropertyBytes(of ctx: ContextID, _ connection: Connection) {
-        guard let old = connection.propertyBytes.removeValue(forKey: ctx) else { return }
-        connection.allowance?.propertyBytes -= old
+    func forgetPropertyBytes(of ctx: ContextID, _ connection: Connection.ID) {
+        connections.withValue(connection) { connection in
+            guard let old = connection.propertyBytes.removeValue(forKey: ctx) else { return }
+            connection.allowance?.propertyBytes -= old
+        }
     }
 
     /// Every context of the connection ended.
-    func forgetAllPropertyBytes(_ connection: Connection) {
-        guard !connection.propertyBytes.isEmpty else { return }
-        connection.allowance?.propertyBytes -= connection.propertyBytes.values.reduce(0, +)
-        connection.propertyBytes = [:]
+    func forgetAllPropertyBytes(_ connection: Connection.ID) {
+        connections.withValue(connection) { connection in
+            guard !connection.propertyBytes.isEmpty else { return }
+            connection.allowance?.propertyBytes -= connection.propertyBytes.values.reduce(0, +)
+            connection.propertyBytes = [:]
+        }
     }
 }

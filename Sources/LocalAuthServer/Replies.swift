@@ -7,7 +7,7 @@ import LocalAuthProtocol
 extension ServerCore {
     /// Runs a command and delivers what its events mean to their owners.
     @discardableResult
-    func run(_ command: Command, connection: Connection?, tag: String?, now: Int64) -> Authenticator.Outcome {
+    func run(_ command: Command, connection: Connection.ID?, tag: String?, now: Int64) -> Authenticator.Outcome {
         let outcome = authenticator.execute(command, now: now)
         deliver(outcome)
         return outcome
@@ -62,7 +62,7 @@ extension ServerCore {
             journalEvaluationEnd(uid: uid, ctx: ctx, seq: seq, method: method, failure: nil)
             if !pendingRights.isEmpty { rightEvaluationSucceeded(ctx, method: method) }
             guard let (connection, tag) = evaluationOwner(ctx) else { return }
-            connection.evaluationTags[ctx] = nil
+            connections[connection]?.evaluationTags[ctx] = nil
             writer.bytes.removeAll(keepingCapacity: true)
             writer.beginResponse(tag: tag, status: .ok)
             writer.append(key: "method", value: method.rawValue)
@@ -79,7 +79,7 @@ extension ServerCore {
             journalEvaluationEnd(uid: uid, ctx: ctx, seq: seq, method: nil, failure: failure)
             if !pendingRights.isEmpty { rightEvaluationFailed(ctx) }
             guard let (connection, tag) = evaluationOwner(ctx) else { return }
-            connection.evaluationTags[ctx] = nil
+            connections[connection]?.evaluationTags[ctx] = nil
             writer.bytes.removeAll(keepingCapacity: true)
             appendFailure(tag: tag, failure, biometry: nil)
             send(writer.bytes, to: connection)
@@ -170,10 +170,12 @@ extension ServerCore {
                          fields: DaemonLog.fields(uid: uid, context: context, seq: seq))
     }
 
-    func evaluationOwner(_ ctx: ContextID) -> (Connection, String)? {
-        guard let connection = contextOwners[ctx], !connection.isClosed,
+    /// The connection that runs `ctx`'s evaluation, and its tag; nil when
+    /// there is none, or the connection is gone or being forgotten.
+    func evaluationOwner(_ ctx: ContextID) -> (Connection.ID, String)? {
+        guard let id = contextOwners[ctx], let connection = connections[id], connection.state != .closed,
               let tag = connection.evaluationTags[ctx] else { return nil }
-        return (connection, tag)
+        return (id, tag)
     }
 
     /// `TAG ERR domain=la code=N name=X message="..." [biometry=T] [retry-after=N] [reason=R] [locked=admin]`

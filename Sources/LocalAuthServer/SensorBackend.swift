@@ -17,7 +17,7 @@ protocol SensorBackend: AnyObject {
     func scanCancelled(uid: UserID)
     /// A biometric PROMPT line for `uid`: true when the backend keeps it
     /// until the scan starts (S-43: one reader, users in arrival order).
-    func holdPrompt(uid: UserID, bytes: [UInt8], connection: Connection) -> Bool
+    func holdPrompt(uid: UserID, bytes: [UInt8], connection: Connection.ID) -> Bool
     /// Whether the backend can be asked for a user's enrolled fingers now
     /// (S-43: a check then waits for the answer, EnrollmentParking.swift).
     var canListFingers: Bool { get }
@@ -37,7 +37,7 @@ protocol SensorBackend: AnyObject {
 }
 
 extension SensorBackend {
-    func holdPrompt(uid: UserID, bytes: [UInt8], connection: Connection) -> Bool { false }
+    func holdPrompt(uid: UserID, bytes: [UInt8], connection: Connection.ID) -> Bool { false }
     var canListFingers: Bool { false }
     func listFingers(_ uid: UserID, query: UInt64) {}
     var statusFields: [(String, String)] { [("backend", name), ("reader", ""), ("reader-present", "true")] }

@@ -20,22 +20,29 @@ extension ServerCore {
             refusal.appendBye(reason: "limit")
             return .refused(bytes: refusal.bytes)
         }
-        let connection = Connection(id: nextConnectionID, peer: peer, isAdmin: false)
+        var connection = Connection(id: nextConnectionID, peer: peer, isAdmin: false)
         nextConnectionID += 1
-        _ = adminVerdict(connection)  // S-51: asks AdminGroup ahead of the first request
-        connections[connection.id] = connection
-        connectionsPerUser[peer.uid, default: 0] += 1
         connection.allowance = allowance(for: peer.uid)
         connection.allowance?.connections += 1
+        let id = connection.id
+        connections[id] = connection
+        _ = adminVerdict(id)  // S-51: asks AdminGroup ahead of the first request
+        connectionsPerUser[peer.uid, default: 0] += 1
         counters.accepted += 1
-        return .accepted(connection.id)
+        return .accepted(id)
+    }
+
+    /// Who is calling on the connection (SO_PEERCRED). A connection gone
+    /// mid-request (never, as the core forgets one only between requests)
+    /// would be nobody: (uid_t)-1, no one's rights, fail closed.
+    func peer(of id: Connection.ID) -> PeerCredentials {
+        connections[id]?.peer ?? PeerCredentials(pid: 0, uid: UInt32.max, gid: UInt32.max)
     }
 
     /// Whether the shell may read N's socket now: open, and no request of
     /// it waits (a paused connection's lines stay in the kernel).
     func isReading(_ id: Connection.ID) -> Bool {
-        guard let connection = connections[id] else { return false }
-        return connection.isOpen && !connection.readingPaused
+        connections[id]?.isReading ?? false
     }
 
     /// One read's bytes (count > 0). Returns whether the shell may read
@@ -43,13 +50,13 @@ extension ServerCore {
     @discardableResult
     func received(_ bytes: UnsafeRawBufferPointer, on id: Connection.ID) -> Bool {
         lastInputHeldSecret = false
-        guard let connection = connections[id], connection.isOpen else {
+        guard let state = connections[id]?.state, case .open(let reading) = state else {
             // Closing: nothing more is handled; the shell's copy goes (S-50).
             lastInputHeldSecret = true
             return false
         }
-        connection.splitter.append(bytes)
-        if connection.readingPaused {
+        connections[id]!.splitter.append(bytes)
+        if reading == .parked {
             // Read although paused (a stale readiness): kept for the resume, unhandled.
             lastInputHeldSecret = true
             return false
@@ -57,82 +64,100 @@ extension ServerCore {
         // S-43's freshness stamp of the lines this read brought.
         readStamp &+= 1
         lineStamp = readStamp
-        processLinesAndWipe(connection)
+        processLinesAndWipe(id)
+        guard let after = connections[id]?.state, case .open(let now) = after else { return false }
         // Lines left unhandled (behind a parked request, or behind an early
         // write) may hold a secret: the shell's copy of them goes now (S-50).
-        if connection.readingPaused || connection.linesWaiting { lastInputHeldSecret = true }
-        guard connection.isOpen, !connection.readingPaused else { return false }
-        connection.partialLineSince = connection.splitter.hasPartialLine
-            ? (connection.partialLineSince ?? turn.monotonic) : nil
+        if now != .lines { lastInputHeldSecret = true }
+        if now == .parked { return false }
+        notePartialLine(id, since: nil)
         return true
     }
 
-    /// Handles the lines buffered on `connection`; the copies of a line
+    /// The idle line timeout runs while the splitter holds a half line:
+    /// from `since`, or from when it started (or now).
+    func notePartialLine(_ id: Connection.ID, since: UInt64?) {
+        let monotonic = turn.monotonic
+        connections.withValue(id) { connection in
+            connection.partialLineSince = connection.splitter.hasPartialLine
+                ? (since ?? connection.partialLineSince ?? monotonic) : nil
+        }
+    }
+
+    /// Handles the lines buffered on the connection; the copies of a line
     /// with a secret go once the batch is handled (S-50).
-    func processLinesAndWipe(_ connection: Connection) {
-        processLines(connection)
-        if connection.readingPaused { secretSeen = true }
+    func processLinesAndWipe(_ id: Connection.ID) {
+        processLines(id)
+        if connections[id]?.isParked == true { secretSeen = true }
         if secretSeen {
             secretSeen = false
             lastInputHeldSecret = true
             SecretMemory.wipe(lineBuffer.baseAddress!, count: lineBuffer.count)
-            connection.splitter.wipeReturned()
+            connections[id]?.splitter.wipeReturned()
         }
     }
 
     /// A read of N's socket found EOF or failed (a reset). A connection
     /// already closing is left to drain (a stale read: the core was not reading it).
     func peerClosed(_ id: Connection.ID) {
-        guard let connection = connections[id], connection.isOpen else { return }
-        peerGone(connection)
+        guard connections[id]?.isOpen == true else { return }
+        peerGone(id)
     }
 
     /// EPOLLHUP or EPOLLERR on N's socket while the shell does not read it
     /// (`!isReading(N)`: closing, or a request of it waits).
     func peerHungUp(_ id: Connection.ID) {
-        guard let connection = connections[id] else { return }
+        guard let isOpen = connections[id]?.isOpen else { return }
         // Closing already: nobody is left to read what is owed.
-        connection.isOpen ? peerGone(connection) : close(connection)
+        isOpen ? peerGone(id) : close(id)
     }
 
     /// N's socket failed (a write error, epoll refused it): forgotten at once.
     func connectionFailed(_ id: Connection.ID) {
-        guard let connection = connections[id] else { return }
-        close(connection)
+        close(id)
     }
 
     /// EPOLLOUT on N's socket.
     func writable(_ id: Connection.ID) {
-        guard let connection = connections[id] else { return }
+        guard connections.contains(id) else { return }
         // Output queued earlier in this turn may depend on events not yet
         // on the log's file: they go first (cheap when there are none).
         writeLog()
-        flush(connection)
+        flush(id)
     }
 
-    func processLines(_ connection: Connection) {
+    func processLines(_ id: Connection.ID) {
         // Each line is copied out of the splitter (a copy of ~70 bytes costs
         // less than the retain and releases of a slice of its storage).
         // The authenticator is taken once for the batch: read from its `var`
         // for each request, it was retained and released around every call.
         let authenticator = self.authenticator
-        connection.linesWaiting = false
-        while connection.isOpen, !connection.readingPaused, let event = connection.splitter.next(copyingInto: lineBuffer) {
+        let lineBuffer = self.lineBuffer
+        // One look-up per line: the splitter's next line, taken only while
+        // the connection is open and not parked (behind a write, the lines
+        // are handled now: `wrote` called this).
+        while let event = connections.withValue(id, { connection -> LineSplitter.CopiedLine? in
+            guard case .open(let reading) = connection.state, reading != .parked else { return nil }
+            connection.state = .open(.lines)
+            return connection.splitter.next(copyingInto: lineBuffer)
+        }) ?? nil {
             switch event {
             case .lineTooLong:
                 counters.linesTooLong += 1
-                refuse(connection, ProtocolError(.lineTooLong, "Lines are limited to 8192 bytes."), bye: "protocol")
+                refuse(id, ProtocolError(.lineTooLong, "Lines are limited to 8192 bytes."), bye: "protocol")
             case .line(let line):
                 counters.requests += 1
-                connection.partialLineSince = nil
-                handle(line, on: connection, authenticator)
+                handle(line, on: id, authenticator)
                 // Much output queued: it is written before the next line
                 // (`wrote` goes on), as a client that reads while it
                 // pipelines must not be mistaken for one that does not read.
-                if connection.sendPending, connection.isOpen {
-                    connection.linesWaiting = true
-                    return
-                }
+                let stop = connections.withValue(id) { connection -> Bool in
+                    connection.partialLineSince = nil
+                    guard connection.output.inFlight, connection.state == .open(.lines) else { return false }
+                    connection.state = .open(.behindWrite)
+                    return true
+                } ?? true
+                if stop { return }
             }
         }
     }
@@ -140,7 +165,7 @@ extension ServerCore {
     /// One request line: the usual can-evaluate is answered from its
     /// bytes; every other line is checked by the scanner and gets a
     /// `Request` of Strings, its secrets apart in wipeable bytes (S-50).
-    func handle(_ line: UnsafeBufferPointer<UInt8>, on connection: Connection, _ authenticator: Authenticator) {
+    func handle(_ line: UnsafeBufferPointer<UInt8>, on connection: Connection.ID, _ authenticator: Authenticator) {
         if let usual = CanEvaluateLine(line), canEvaluateInPlace(usual, connection, authenticator) { return }
         // The scanner is moved into a local for the line (and back): calls on
         // the stored property would copy it, retaining its span buffer.
@@ -166,16 +191,17 @@ extension ServerCore {
     /// The client finished sending (EOF) or went away: its contexts end
     /// (S-14), replies already owed are still sent if it is reading (a
     /// half-closed `socat` session), then the socket closes.
-    func peerGone(_ connection: Connection) {
-        beginClose(connection)
+    func peerGone(_ id: Connection.ID) {
+        beginClose(id)
         // Its replies may be sent now, before the turn's end: the events
         // they depend on (this turn's checks, the contexts' ends) reach the
         // log's file first, as at every other send.
         writeLog()
-        flush(connection)
+        flush(id)
     }
 
-    func endContexts(of connection: Connection) {
+    func endContexts(of id: Connection.ID) {
+        guard let connection = connections[id] else { return }
         // A log that failed since the turn began (a write in the turn, the
         // sync thread) refuses the invalidations: fail closed first, which
         // gives the running evaluations their one final answer (S-33; the
@@ -183,44 +209,52 @@ extension ServerCore {
         if !connection.evaluationTags.isEmpty, logFailure == nil, let failure = authenticator.recorder.failure {
             failClosed(failure)
         }
-        limits.contextsEnded += connection.contexts.count
-        if !rightGrants.isEmpty || !pendingRights.isEmpty { forgetRightGrants(of: connection) }
-        for ctx in connection.contexts.sorted() {
-            run(.invalidate(ctx: ctx, reason: .disconnect), connection: connection, tag: nil, now: now)
+        let contexts = connections[id]?.contexts ?? []
+        limits.contextsEnded += contexts.count
+        if !rightGrants.isEmpty || !pendingRights.isEmpty { forgetRightGrants(of: id) }
+        for ctx in contexts.sorted() {
+            run(.invalidate(ctx: ctx, reason: .disconnect), connection: id, tag: nil, now: now)
             contextOwners[ctx] = nil
         }
-        connection.contexts.removeAll()
-        connection.invalidated.removeAll()
-        connection.evaluationTags.removeAll()
-        forgetAllPropertyBytes(connection)
+        connections.withValue(id) { connection in
+            connection.contexts.removeAll()
+            connection.invalidated.removeAll()
+            connection.evaluationTags.removeAll()
+        }
+        forgetAllPropertyBytes(id)
     }
 
     /// Stops reading, ends the connection's contexts (their evaluations get
     /// their one final answer first, S-33); the socket closes once drained.
-    func beginClose(_ connection: Connection) {
-        guard connection.isOpen else { return }
-        if connection.readingPaused { forgetParked(connection) }
-        connection.state = .closing(since: turn.monotonic)
-        markForFlush(connection)
-        connection.partialLineSince = nil
-        endContexts(of: connection)
+    func beginClose(_ id: Connection.ID) {
+        guard let state = connections[id]?.state, case .open(let reading) = state else { return }
+        if reading == .parked { forgetParked(id) }
+        let monotonic = turn.monotonic
+        connections.withValue(id) { connection in
+            connection.state = .closing(since: monotonic)
+            connection.partialLineSince = nil
+        }
+        markForFlush(id)
+        endContexts(of: id)
         // No more reading: watch only for writability while output is unsent.
-        actions.append(.watch(connection.id, reading: false, writing: connection.hasUnsentOutput))
-        if connection.hasUnsentOutput { watchingWritable.insert(connection.id) } else { watchingWritable.remove(connection.id) }
+        guard let unsent = connections[id]?.output.hasUnsent else { return }
+        actions.append(.watch(id, reading: false, writing: unsent))
+        if unsent { watchingWritable.insert(id) } else { watchingWritable.remove(id) }
     }
 
-    func close(_ connection: Connection) {
-        guard !connection.isClosed else { return }
-        if connection.readingPaused { forgetParked(connection) }
-        // Stops any line loop still holding this connection.
-        connection.state = .closed
-        if !connection.contexts.isEmpty { endContexts(of: connection) }
-        if !watches.isEmpty { forgetWatches(of: connection) }
-        actions.append(.close(connection.id))
+    /// Forgets the connection (the shell closes its socket).
+    func close(_ id: Connection.ID) {
+        guard let state = connections[id]?.state, state != .closed else { return }
+        if state == .open(.parked) { forgetParked(id) }
+        // Stops any line loop still running for this connection.
+        connections[id]?.state = .closed
+        if connections[id]?.contexts.isEmpty == false { endContexts(of: id) }
+        if !watches.isEmpty { forgetWatches(of: id) }
+        actions.append(.close(id))
         // Its held output vanishes with it.
-        replyGate.forget(connection.id)
-        watchingWritable.remove(connection.id)
-        connections[connection.id] = nil
+        replyGate.forget(id)
+        watchingWritable.remove(id)
+        guard let connection = connections.remove(id) else { return }
         let uid = connection.peer.uid
         connectionsPerUser[uid, default: 1] -= 1
         if connectionsPerUser[uid] == 0 { connectionsPerUser[uid] = nil }

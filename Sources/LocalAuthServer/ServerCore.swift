@@ -36,7 +36,7 @@ final class ServerCore {
 
     var connections = ConnectionTable<Connection>()
     var connectionsPerUser: [UserID: Int] = [:]
-    var contextOwners: [ContextID: Connection] = [:]
+    var contextOwners: [ContextID: Connection.ID] = [:]
     /// 16 on: the shell's epoll tokens below 16 are its own fds.
     var nextConnectionID: Connection.ID = 16
     /// S-40: every byte and journal entry held behind an undurable failure.
@@ -220,18 +220,18 @@ final class ServerCore {
         noticeLoginPasswordChanges()
         let monotonic = turn.monotonic
         let idleLimit = UInt64(configuration.daemon.idleLineTimeout) * 1000
-        for connection in connections.values {
+        for id in connections.keys {
             // A paused connection's half line waits for the daemon, not for its peer.
-            if let since = connection.partialLineSince, connection.isOpen, !connection.readingPaused,
+            if let connection = connections[id], let since = connection.partialLineSince, connection.isReading,
                monotonic > since, monotonic - since > idleLimit {
                 counters.idleLineTimeouts += 1
-                refuse(connection, ProtocolError(.limitExceeded, "Line not finished within the idle line timeout."), bye: "limit")
+                refuse(id, ProtocolError(.limitExceeded, "Line not finished within the idle line timeout."), bye: "limit")
             }
         }
         // A closing connection whose peer does not read gets a few seconds.
-        for connection in connections.values {
-            if case .closing(let since) = connection.state, monotonic > since, monotonic - since > 5_000_000_000 {
-                close(connection)
+        for id in connections.keys {
+            if case .closing(let since) = connections[id]?.state, monotonic > since, monotonic - since > 5_000_000_000 {
+                close(id)
             }
         }
         if let interval = watchdogInterval, monotonic - lastWatchdog > interval * 1000 / 2 {

@@ -22,15 +22,18 @@ extension ServerCore {
         // dropped unsent; the request stream of such a connection is then
         // broken, so it is closed after the refusal.
         let lost = Set(replyGate.logFailed())
-        for connection in connections.values {
-            let lostReplies = lost.contains(connection.id)
+        for connection in connections.keys {
+            let lostReplies = lost.contains(connection)
             writer.bytes.removeAll(keepingCapacity: true)
-            for tag in connection.evaluationTags.values.sorted() {
+            for tag in (connections[connection]?.evaluationTags.values.sorted() ?? []) {
                 writer.appendProtocolError(tag: tag, ProtocolError(.unavailable,
                     "The event log cannot record events; the evaluation cannot go on."))
             }
-            connection.evaluationTags.removeAll()
-            connection.output.append(contentsOf: writer.bytes)
+            let answers = writer.bytes
+            guard connections.withValue(connection, { connection -> Void in
+                connection.evaluationTags.removeAll()
+                connection.output.bytes.append(contentsOf: answers)
+            }) != nil else { continue }
             if lostReplies {
                 refuse(connection, ProtocolError(.unavailable, "The event log cannot record events."), bye: "shutdown")
             } else {
@@ -54,10 +57,12 @@ extension ServerCore {
             // A new log, a new gate (the failed one dropped all it held).
             replyGate = ReplyGate()
             // The reopen recorded a start: every earlier context is gone (S-15).
-            for connection in connections.values {
-                connection.contexts.removeAll()
-                connection.invalidated.removeAll()
-                connection.evaluationTags.removeAll()
+            for connection in connections.keys {
+                connections.withValue(connection) { connection in
+                    connection.contexts.removeAll()
+                    connection.invalidated.removeAll()
+                    connection.evaluationTags.removeAll()
+                }
                 forgetAllPropertyBytes(connection)
             }
             contextOwners.removeAll()

@@ -9,23 +9,26 @@ import LocalAuthSystem
 
 extension ServerCore {
     /// Queues bytes for a connection, behind the newest undurable failure (S-40).
-    func send(_ bytes: [UInt8], to connection: Connection) {
+    func send(_ bytes: [UInt8], to connection: Connection.ID) {
         if admitsOutput(connection) {
-            connection.output.append(contentsOf: bytes)
+            guard connections.withValue(connection, { $0.output.bytes.append(contentsOf: bytes) }) != nil else { return }
         } else {
-            replyGate.hold(bytes, for: connection.id, barrier: authenticator.revealGate)
+            guard connections.contains(connection) else { return }
+            replyGate.hold(bytes, for: connection, barrier: authenticator.revealGate)
         }
         queued(on: connection)
     }
 
     /// Writes one line with `write`: straight into the connection's output
     /// when the gate admits it (no copy), else through `send`.
-    func sendLine(to connection: Connection, _ write: (inout LineWriter) -> Void) {
+    func sendLine(to connection: Connection.ID, _ write: (inout LineWriter) -> Void) {
         if admitsOutput(connection) {
+            // The output is swapped out for `write` (which may not touch
+            // the table) and back: in place, no copy.
             var line = LineWriter()
-            swap(&line.bytes, &connection.output)
+            guard connections.withValue(connection, { swap(&line.bytes, &$0.output.bytes) }) != nil else { return }
             write(&line)
-            swap(&line.bytes, &connection.output)
+            connections.withValue(connection) { swap(&line.bytes, &$0.output.bytes) }
             return queued(on: connection)
         }
         var line = LineWriter()
@@ -38,8 +41,8 @@ extension ServerCore {
 
     /// Whether output produced now for `connection` may go straight to it.
     @inline(__always)
-    private func admitsOutput(_ connection: Connection) -> Bool {
-        replyGate.admits(connection.id, barrier: authenticator.revealGate, durable: { authenticator.recorder.durableSeq })
+    private func admitsOutput(_ connection: Connection.ID) -> Bool {
+        replyGate.admits(connection, barrier: authenticator.revealGate, durable: { authenticator.recorder.durableSeq })
     }
 
     /// Whether any output produced now would be held (S-40).
@@ -50,28 +53,30 @@ extension ServerCore {
     /// After output was queued: the connection is flushed at the end of
     /// the turn, early when a lot is queued, or refused when its peer does
     /// not read.
-    private func queued(on connection: Connection) {
-        markForFlush(connection)
+    private func queued(on id: Connection.ID) {
+        markForFlush(id)
+        guard let (unsent, inFlight, isOpen) = connections.withValue(id, { connection in
+            (connection.output.unsentByteCount, connection.output.inFlight, connection.isOpen)
+        }) else { return }
         // Write early when a lot is queued, so a client that reads while it
         // pipelines is not mistaken for one that does not read; the events
         // behind those replies reach the log's file first.
-        if connection.unsentByteCount > 16384, !connection.sendPending {
+        if unsent > 16384, !inFlight {
             writeLog()
-            requestSend(connection)
+            requestSend(id)
         }
-        if connection.unsentByteCount + replyGate.heldByteCount(connection.id) > configuration.daemon.maxPendingBytes,
-           connection.isOpen {
+        if unsent + replyGate.heldByteCount(id) > configuration.daemon.maxPendingBytes, isOpen {
             // A client that does not read its replies: answer once and close.
             counters.pendingOverflows += 1
-            connection.discardUnsentOutput()
-            replyGate.forget(connection.id)
-            refuse(connection, ProtocolError(.limitExceeded, "Too many unread replies."), bye: "limit")
+            connections[id]?.output.discardUnsent()
+            replyGate.forget(id)
+            refuse(id, ProtocolError(.limitExceeded, "Too many unread replies."), bye: "limit")
         }
     }
 
     /// Answers `* ERR`, ends the connection's evaluations (their final
     /// answers are sent), then `* BYE` as the last line, and closes once drained.
-    func refuse(_ connection: Connection, _ error: ProtocolError, bye reason: String) {
+    func refuse(_ connection: Connection.ID, _ error: ProtocolError, bye reason: String) {
         writer.bytes.removeAll(keepingCapacity: true)
         writer.appendProtocolError(tag: "*", error)
         send(writer.bytes, to: connection)
@@ -94,9 +99,8 @@ extension ServerCore {
     func releaseDurableOutput() {
         guard !replyGate.isEmpty else { return }
         replyGate.durable(through: authenticator.recorder.durableSeq, journal: { actions.append(.journal($0)) }, release: { id, bytes in
-            guard let connection = connections[id] else { return }
-            connection.output.append(contentsOf: bytes)
-            markForFlush(connection)
+            guard connections.withValue(id, { $0.output.bytes.append(contentsOf: bytes) }) != nil else { return }
+            markForFlush(id)
         })
     }
 
@@ -108,7 +112,7 @@ extension ServerCore {
     }
 
     @inline(__always)
-    func markForFlush(_ connection: Connection) { needFlush.mark(connection) }
+    func markForFlush(_ connection: Connection.ID) { needFlush.mark(connection) }
 
     /// Flushes the connections marked since the last call. Output that did
     /// not fit in the socket is written on EPOLLOUT (`flush` watches for it).
@@ -116,37 +120,45 @@ extension ServerCore {
         guard !needFlush.isEmpty else { return }
         // Swapped out rather than copied: with a copy alive, emptying the
         // list would allocate a fresh buffer every loop turn.
-        var marked: [Connection] = []
+        var marked: [Connection.ID] = []
         needFlush.take(into: &marked)
-        for connection in marked {
-            guard !connection.isClosed, connection.hasUnsentOutput || !connection.isOpen else { continue }
-            flush(connection)
+        for id in marked {
+            // Gone (closed since it was marked), or open with nothing to send: nothing to do.
+            guard let connection = connections[id], connection.state != .closed,
+                  connection.output.hasUnsent || !connection.isOpen else { continue }
+            flush(id)
         }
         // Connections marked while flushing stay for the next call; else
         // the emptied buffer is reused.
         needFlush.recycle(&marked)
     }
 
-    func flush(_ connection: Connection) {
-        if connection.hasUnsentOutput { return requestSend(connection) }
-        afterWrite(connection)
+    func flush(_ id: Connection.ID) {
+        guard let unsent = connections[id]?.output.hasUnsent else { return }
+        if unsent { return requestSend(id) }
+        afterWrite(id)
     }
 
     /// Asks the shell to write the connection's output (once until `wrote`).
     @inline(__always)
-    func requestSend(_ connection: Connection) {
-        guard !connection.sendPending else { return }
-        connection.sendPending = true
-        actions.append(.send(connection.id))
+    func requestSend(_ id: Connection.ID) {
+        let asked = connections.withValue(id) { connection -> Bool in
+            if connection.output.inFlight { return false }
+            connection.output.inFlight = true
+            return true
+        }
+        if asked == true { actions.append(.send(id)) }
     }
 
     /// For `.send`: the connection's unsent output, borrowed (no copy); nil
     /// when the connection is gone.
     func withUnsentOutput<R>(_ id: Connection.ID, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R? {
-        guard let connection = connections[id], !connection.isClosed else { return nil }
+        guard let state = connections[id]?.state, state != .closed else { return nil }
         writeLog()  // as writeOutput: the records before the bytes reach the file first
-        let start = connection.sentUpTo
-        return try connection.output.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start...])) }
+        return try connections[id].map { connection in
+            let start = connection.output.sentUpTo
+            return try connection.output.bytes.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start...])) }
+        }
     }
 
     /// `.send` in one call (the shell's): `write` is given the unsent
@@ -154,54 +166,57 @@ extension ServerCore {
     /// block), or nil when the socket failed (the connection is then forgotten).
     @inline(__always)
     func writeOutput(_ id: Connection.ID, _ write: (UnsafeRawBufferPointer) -> Int?) {
-        guard let connection = connections[id], !connection.isClosed else { return }
+        guard let state = connections[id]?.state, state != .closed else { return }
         // Bytes queued after the early write asked for this one (a close's
         // final answers and `* BYE`) may depend on events appended since:
         // they reach the log's file first (cheap when nothing is unwritten;
         // the simulator's seed 1052).
         writeLog()
-        let start = connection.sentUpTo
-        let written = connection.output.withUnsafeBytes { write(UnsafeRawBufferPointer(rebasing: $0[start...])) }
-        guard let written else { return close(connection) }
-        wrote(connection, count: written)
+        // `write` is the shell's (a write(2)): it does not touch the table.
+        let written = connections.withValue(id) { connection -> Int? in
+            let start = connection.output.sentUpTo
+            return connection.output.bytes.withUnsafeBytes { write(UnsafeRawBufferPointer(rebasing: $0[start...])) }
+        } ?? nil
+        guard let written else { return close(id) }
+        wroteOutput(id, count: written)
     }
 
     /// After `.send`: the kernel took `count` bytes (0: it would block).
     func wrote(_ id: Connection.ID, count: Int) {
-        guard let connection = connections[id], !connection.isClosed else { return }
-        wrote(connection, count: count)
+        guard let state = connections[id]?.state, state != .closed else { return }
+        wroteOutput(id, count: count)
     }
 
-    private func wrote(_ connection: Connection, count: Int) {
-        connection.sendPending = false
-        connection.sentUpTo += count
-        connection.dropSent()
+    private func wroteOutput(_ id: Connection.ID, count: Int) {
+        let state = connections.withValue(id) { connection -> Connection.State in
+            connection.output.inFlight = false
+            connection.output.sentUpTo += count
+            connection.output.dropSent()
+            return connection.state
+        }
         if stopped { return }
-        afterWrite(connection)
+        afterWrite(id)
         // Lines left behind an early write are handled now.
-        if connection.linesWaiting, connection.isOpen, !connection.readingPaused {
-            processLinesAndWipe(connection)
-            if connection.isOpen, !connection.readingPaused {
-                connection.partialLineSince = connection.splitter.hasPartialLine
-                    ? (connection.partialLineSince ?? turn.monotonic) : nil
-            }
+        if state == .open(.behindWrite), connections[id]?.state == .open(.behindWrite) {
+            processLinesAndWipe(id)
+            if connections[id]?.isReading == true { notePartialLine(id, since: nil) }
         }
     }
 
     /// A connection whose output was written (or that had none): closed
     /// once drained if closing; epoll watches for writability while output
     /// is unsent.
-    private func afterWrite(_ connection: Connection) {
-        if !connection.isOpen && !connection.hasUnsentOutput && !replyGate.isHolding(connection.id)
-            && connection.evaluationTags.isEmpty {
-            close(connection)
+    private func afterWrite(_ id: Connection.ID) {
+        guard let connection = connections[id] else { return }
+        let unsent = connection.output.hasUnsent
+        if !connection.isOpen && !unsent && !replyGate.isHolding(id) && connection.evaluationTags.isEmpty {
+            close(id)
             return
         }
-        let wantWritable = connection.hasUnsentOutput
-        let watching = !watchingWritable.isEmpty && watchingWritable.contains(connection.id)
-        if wantWritable != watching {
-            if wantWritable { watchingWritable.insert(connection.id) } else { watchingWritable.remove(connection.id) }
-            actions.append(.watch(connection.id, reading: connection.isOpen && !connection.readingPaused, writing: wantWritable))
+        let watching = !watchingWritable.isEmpty && watchingWritable.contains(id)
+        if unsent != watching {
+            if unsent { watchingWritable.insert(id) } else { watchingWritable.remove(id) }
+            actions.append(.watch(id, reading: connection.isReading, writing: unsent))
         }
     }
 }
@@ -212,7 +227,7 @@ extension ServerCore {
 /// the same connection again and again, which the `last` check answers
 /// without hashing.
 struct FlushList {
-    private var members: [Connection] = []
+    private var members: [Connection.ID] = []
     private var marked: Set<Connection.ID> = []
     /// The connection marked last (ids start at 16: 0 is none).
     private var lastMarked: Connection.ID = 0
@@ -220,22 +235,22 @@ struct FlushList {
     var isEmpty: Bool { members.isEmpty }
 
     @inline(__always)
-    mutating func mark(_ connection: Connection) {
-        if connection.id == lastMarked { return }
-        lastMarked = connection.id
-        if marked.insert(connection.id).inserted { members.append(connection) }
+    mutating func mark(_ id: Connection.ID) {
+        if id == lastMarked { return }
+        lastMarked = id
+        if marked.insert(id).inserted { members.append(id) }
     }
 
     /// Hands the marked connections out (swapped into `batch`, which must be
     /// empty) and starts a new list.
-    mutating func take(into batch: inout [Connection]) {
+    mutating func take(into batch: inout [Connection.ID]) {
         swap(&batch, &members)
         marked.removeAll(keepingCapacity: true)
         lastMarked = 0
     }
 
     /// Gives a handled batch's buffer back, if nothing was marked meanwhile.
-    mutating func recycle(_ batch: inout [Connection]) {
+    mutating func recycle(_ batch: inout [Connection.ID]) {
         guard members.isEmpty else { return }
         batch.removeAll(keepingCapacity: true)
         swap(&batch, &members)

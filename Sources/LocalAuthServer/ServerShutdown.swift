@@ -20,9 +20,11 @@ extension ServerCore {
         // Final answers for running evaluations go to their owners first.
         run(.stop, connection: nil, tag: nil, now: now)
         sensorBackend.shutdown()
-        for connection in connections.values {
-            connection.contexts.removeAll()
-            connection.evaluationTags.removeAll()
+        for connection in connections.keys {
+            connections.withValue(connection) { connection in
+                connection.contexts.removeAll()
+                connection.evaluationTags.removeAll()
+            }
             writer.bytes.removeAll(keepingCapacity: true)
             writer.appendBye(reason: "shutdown")
             send(writer.bytes, to: connection)
@@ -41,7 +43,7 @@ extension ServerCore {
     func finishShutdown() {
         releaseDurableOutput()
         stopped = true
-        for connection in connections.values where connection.hasUnsentOutput {
+        for connection in connections.values where connection.output.hasUnsent {
             actions.append(.send(connection.id))
         }
         for id in connections.keys { actions.append(.close(id)) }

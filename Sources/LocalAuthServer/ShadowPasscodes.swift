@@ -189,7 +189,7 @@ extension ServerCore {
     }
 
     /// S-44: set-passcode and clear-passcode name the tool that owns the file.
-    func refusesLoginPasswordChange(_ request: Request, _ connection: Connection) -> Bool {
+    func refusesLoginPasswordChange(_ request: Request, _ connection: Connection.ID) -> Bool {
         guard passcodes is ShadowPasscodes else { return false }
         reply(connection, request.tag, ProtocolError(.unavailable,
             "The passcode is the login password ([Passcode] Backend=shadow): change it with passwd."))

@@ -31,7 +31,8 @@ struct WatchTable {
     static let maximumPerConnection = 16
 
     struct Watcher {
-        let connection: Connection
+        /// The watching connection (gone from the core's table = closed).
+        let connection: Connection.ID
         var tag: String
         var lastSent: WatchedState?
     }
@@ -41,28 +42,28 @@ struct WatchTable {
 
     var isEmpty: Bool { byUser.isEmpty }
 
-    func count(of connection: Connection) -> Int { perConnection[connection.id]?.count ?? 0 }
+    func count(of connection: Connection.ID) -> Int { perConnection[connection]?.count ?? 0 }
 
-    func isWatching(_ connection: Connection, _ uid: UserID) -> Bool {
-        perConnection[connection.id]?.contains(uid) ?? false
+    func isWatching(_ connection: Connection.ID, _ uid: UserID) -> Bool {
+        perConnection[connection]?.contains(uid) ?? false
     }
 
     /// Adds the watch, or gives an existing one its new tag (it is then told
     /// the state again, as a new watch would be).
-    mutating func add(_ connection: Connection, _ uid: UserID, tag: String) {
+    mutating func add(_ connection: Connection.ID, _ uid: UserID, tag: String) {
         var watchers = byUser[uid] ?? []
-        watchers.removeAll { $0.connection === connection }
+        watchers.removeAll { $0.connection == connection }
         watchers.append(Watcher(connection: connection, tag: tag, lastSent: nil))
         byUser[uid] = watchers
-        perConnection[connection.id, default: []].insert(uid)
+        perConnection[connection, default: []].insert(uid)
     }
 
     /// Removes one watch; true when nobody watches `uid` any more.
     @discardableResult
-    mutating func remove(_ connection: Connection, _ uid: UserID) -> Bool {
-        guard perConnection[connection.id]?.remove(uid) != nil else { return byUser[uid] == nil }
-        if perConnection[connection.id]?.isEmpty == true { perConnection[connection.id] = nil }
-        byUser[uid]?.removeAll { $0.connection === connection }
+    mutating func remove(_ connection: Connection.ID, _ uid: UserID) -> Bool {
+        guard perConnection[connection]?.remove(uid) != nil else { return byUser[uid] == nil }
+        if perConnection[connection]?.isEmpty == true { perConnection[connection] = nil }
+        byUser[uid]?.removeAll { $0.connection == connection }
         if byUser[uid]?.isEmpty == true {
             byUser[uid] = nil
             return true
@@ -71,8 +72,8 @@ struct WatchTable {
     }
 
     /// Removes every watch of a closed connection; returns the uids nobody watches any more.
-    mutating func drop(_ connection: Connection) -> [UserID] {
-        guard let uids = perConnection[connection.id] else { return [] }
+    mutating func drop(_ connection: Connection.ID) -> [UserID] {
+        guard let uids = perConnection[connection] else { return [] }
         return uids.filter { remove(connection, $0) }
     }
 

@@ -14,7 +14,7 @@ extension SimulatedDaemon {
         sockets[id]!.delivered + unsent(id) + core.replyGate.heldByteCount(id)
     }
 
-    func unsent(_ id: Connection.ID) -> Int { core.connections[id]?.unsentByteCount ?? 0 }
+    func unsent(_ id: Connection.ID) -> Int { core.connections[id]?.output.unsentByteCount ?? 0 }
 
     func recorded(_ body: EventBody, _ seq: UInt64) {
         let failure: Bool

@@ -45,3 +45,23 @@ final class ConnectionTableTests: XCTestCase {
         XCTAssertNil(table[16])
     }
 }
+
+extension ConnectionTableTests {
+    func test_givenIDZero_thenItIsNeverFoundNorRemovedAndInPlaceEditsChangeTheStoredValue() {
+        // 0 marks an empty slot; a passcode job whose requester is gone carries it.
+        var table = ConnectionTable<[Int]>(capacity: 16)
+        table[16] = [1]
+        XCTAssertNil(table[0])
+        XCTAssertFalse(table.contains(0))
+        XCTAssertNil(table.withValue(0) { $0.append(9) })
+        XCTAssertNil(table.remove(0))
+        XCTAssertEqual(table.count, 1, "removing 0 did not unbalance the count")
+        // In place: the stored value changes (optional chaining, withValue), absent ids add nothing.
+        table[16]?.append(2)
+        table.withValue(16) { $0.append(3) }
+        table[32]?.append(4)
+        XCTAssertEqual(table[16], [1, 2, 3])
+        XCTAssertNil(table[32])
+        XCTAssertEqual(table.count, 1)
+    }
+}

@@ -62,6 +62,8 @@ final class CoreHarness {
     var sends = 0
     var journal: [JournalEntry] = []
     var jobs: [(token: UInt64, job: PasscodeWorkers.Job)] = []
+    /// AdminGroup lookups asked for (`.lookUpGroup`), unanswered until the test answers.
+    var lookups: [GroupQuery] = []
     /// How many bytes a `.send` may write (nil: all; 0: the peer does not read).
     var socketRoom: Int?
     /// CLOCK_MONOTONIC, ns.
@@ -129,7 +131,8 @@ final class CoreHarness {
                 case .close(let id): closed.insert(id)
                 case .journal(let entry): journal.append(entry)
                 case .runPasscodeJob(let token, let job): jobs.append((token, job))
-                case .watch, .notify, .lookUpGroup, .readConfiguration, .releaseFreePages, .hang: break
+                case .lookUpGroup(let query): lookups.append(query)
+                case .watch, .notify, .readConfiguration, .releaseFreePages, .hang: break
                 }
             }
         }

@@ -22,7 +22,7 @@ final class ParkedRequestSecretsTests: XCTestCase {
 
     func test_S50_givenAParkedSetPasscode_thenItsRequestHoldsNoSecretInAString_andItsBytesAreTheLines() throws {
         let request = try serverRequest(#"s1 set-passcode secret="N3w Passcode\"!" old-secret=0ld-One uid=1001"#)
-        let parked = ParkedRequest(connection: try ReplyGateTests.connection(), request: request, stamp: 7)
+        let parked = ParkedRequest(connection: try ReplyGateTests.connection().id, request: request, stamp: 7)
         // The keys and their order stay (the verb table checks them), the values are apart.
         XCTAssertEqual(parked.request.arguments.map(\.key), ["secret", "old-secret", "uid"])
         XCTAssertEqual(parked.request.arguments.value(for: "secret"), "")

@@ -150,7 +150,7 @@ final class SimulationFindingsTests: XCTestCase {
         XCTAssertTrue(sent[id]?.contains("t2 PROMPT") ?? false, sent[id] ?? "")
         // A client that does not read: replies pile up to just under the early write's 16 KiB.
         var tag = 3
-        while core.connections[id]!.unsentByteCount < 16384 - 60 {
+        while core.connections[id]!.output.unsentByteCount < 16384 - 60 {
             Array("p\(tag) ping\n".utf8).withUnsafeBytes { _ = core.received($0, on: id) }
             tag += 1
         }

@@ -6,7 +6,7 @@ import LocalAuthProtocol
 import LocalAuthSystem
 
 extension ServerCore {
-    func status(_ request: Request, _ connection: Connection) {
+    func status(_ request: Request, _ connection: Connection.ID) {
         guard let uid = targetUID(request, connection) else { return }
         let status = authenticator.state.status(uid, now: now)
         replyOK(connection, request.tag, [
@@ -18,7 +18,7 @@ extension ServerCore {
         ] + sensorBackend.statusFields)
     }
 
-    func enroll(_ request: Request, _ connection: Connection) {
+    func enroll(_ request: Request, _ connection: Connection.ID) {
         guard requireSimulatedSensor(request, connection),
               let uid = targetUID(request, connection, required: true) else { return }
         let existing = authenticator.state.user(uid).templates
@@ -29,24 +29,24 @@ extension ServerCore {
             template = "template-\(number)"
         }
         let token = randomHex(bytes: 16)
-        let outcome = run(.enroll(uid: uid, template: template, by: connection.peer.uid, domainState: token),
+        let outcome = run(.enroll(uid: uid, template: template, by: peer(of: connection).uid, domainState: token),
                           connection: connection, tag: request.tag, now: now)
         guard events(outcome, connection, request.tag) != nil else { return }
         let user = authenticator.state.user(uid)
         replyOK(connection, request.tag, [("templates", String(user.templates.count)), ("domain-state", user.domainState.description)])
     }
 
-    func unenroll(_ request: Request, _ connection: Connection) {
+    func unenroll(_ request: Request, _ connection: Connection.ID) {
         guard requireSimulatedSensor(request, connection),
               let uid = targetUID(request, connection, required: true) else { return }
-        let outcome = run(.unenroll(uid: uid, template: request.arguments.value(for: "template"), by: connection.peer.uid,
+        let outcome = run(.unenroll(uid: uid, template: request.arguments.value(for: "template"), by: peer(of: connection).uid,
                                     domainState: randomHex(bytes: 16)),
                           connection: connection, tag: request.tag, now: now)
         guard events(outcome, connection, request.tag) != nil else { return }
         replyOK(connection, request.tag, [("templates", String(authenticator.state.user(uid).templates.count))])
     }
 
-    func sensor(_ request: Request, _ connection: Connection) {
+    func sensor(_ request: Request, _ connection: Connection.ID) {
         guard requireSimulatedSensor(request, connection),
               let uid = targetUID(request, connection, required: true) else { return }
         let reading: SensorReading
@@ -67,7 +67,7 @@ extension ServerCore {
 
     /// Readings and templates come through the protocol only with the
     /// simulated backend; a real sensor has its own.
-    private func requireSimulatedSensor(_ request: Request, _ connection: Connection) -> Bool {
+    private func requireSimulatedSensor(_ request: Request, _ connection: Connection.ID) -> Bool {
         guard sensorBackend.isSimulated else {
             // S-43: fprintd has its own tools for templates and readings.
             reply(connection, request.tag, ProtocolError(.unavailable,
@@ -78,17 +78,17 @@ extension ServerCore {
         return true
     }
 
-    func unlocked(_ request: Request, _ connection: Connection) {
+    func unlocked(_ request: Request, _ connection: Connection.ID) {
         guard let uid = targetUID(request, connection, required: true) else { return }
-        adminAct(.reportUnlock(uid: uid, by: connection.peer.uid), request, connection)
+        adminAct(.reportUnlock(uid: uid, by: peer(of: connection).uid), request, connection)
     }
 
-    func reset(_ request: Request, _ connection: Connection) {
+    func reset(_ request: Request, _ connection: Connection.ID) {
         guard let uid = targetUID(request, connection, required: true) else { return }
-        adminAct(.reset(uid: uid, by: connection.peer.uid), request, connection)
+        adminAct(.reset(uid: uid, by: peer(of: connection).uid), request, connection)
     }
 
-    private func adminAct(_ command: Command, _ request: Request, _ connection: Connection) {
+    private func adminAct(_ command: Command, _ request: Request, _ connection: Connection.ID) {
         guard events(run(command, connection: connection, tag: request.tag, now: now), connection, request.tag) != nil else { return }
         replyOK(connection, request.tag)
     }

@@ -4,9 +4,9 @@ import LocalAuthProtocol
 import LocalAuthSystem
 
 extension ServerCore {
-    func newContext(_ request: Request, _ connection: Connection) {
+    func newContext(_ request: Request, _ connection: Connection.ID) {
         // Only open contexts count: an invalidated one costs its owner nothing.
-        let open = connection.contexts.count - connection.invalidated.count
+        let open = connections[connection].map { $0.contexts.count - $0.invalidated.count } ?? 0
         guard open < configuration.daemon.maxContextsPerConnection else {
             return reply(connection, request.tag, ProtocolError(.limitExceeded,
                 "At most \(configuration.daemon.maxContextsPerConnection) contexts per connection; invalidate some first."))
@@ -15,15 +15,15 @@ extension ServerCore {
         if let refusal = loggedRequestRefusal(connection, events: 1) { return reply(connection, request.tag, refusal) }
         let random = randomBytes(16)
         guard let ctx = ContextID(bytes: random) else { return }
-        let outcome = run(.createContext(ctx: ctx, uid: subject.uid, pid: connection.peer.pid, origin: subject.origin),
+        let outcome = run(.createContext(ctx: ctx, uid: subject.uid, pid: peer(of: connection).pid, origin: subject.origin),
                           connection: connection, tag: request.tag, now: now)
         guard events(outcome, connection, request.tag) != nil else { return }
-        connection.contexts.insert(ctx)
+        connections[connection]?.contexts.insert(ctx)
         contextOwners[ctx] = connection
         replyOK(connection, request.tag, [("ctx", ctx.hex)])
     }
 
-    func setProperties(_ request: Request, _ connection: Connection) {
+    func setProperties(_ request: Request, _ connection: Connection.ID) {
         guard let ctx = ownedContext(request, connection) else { return }
         var properties: [ContextProperty] = []
         for argument in request.arguments where argument.key != "ctx" {
@@ -47,7 +47,7 @@ extension ServerCore {
         replyOK(connection, request.tag)
     }
 
-    func getContext(_ request: Request, _ connection: Connection) {
+    func getContext(_ request: Request, _ connection: Connection.ID) {
         guard let ctx = ownedContext(request, connection), let context = authenticator.state.contexts[ctx] else { return }
         replyOK(connection, request.tag, [
             ("state", context.isOpen ? "open" : "invalidated"), ("biometry", context.biometry.wireName),
@@ -57,26 +57,26 @@ extension ServerCore {
         ])
     }
 
-    func invalidate(_ request: Request, _ connection: Connection) {
+    func invalidate(_ request: Request, _ connection: Connection.ID) {
         guard let ctx = ownedContext(request, connection) else { return }
         let wasOpen = authenticator.state.contexts[ctx]?.isOpen == true
         let outcome = run(.invalidate(ctx: ctx, reason: .app), connection: connection, tag: request.tag, now: now)
         guard events(outcome, connection, request.tag) != nil else { return }
         replyOK(connection, request.tag)
-        if wasOpen { connection.invalidated.append(ctx) }
+        if wasOpen { connections[connection]?.invalidated.append(ctx) }
         // Invalidated contexts keep answering invalidContext (S-13), but a
         // connection may keep only so many: the oldest are released (their
         // ids then answer unknown-context), so memory stays bounded.
-        while connection.invalidated.count > configuration.daemon.maxContextsPerConnection {
-            let oldest = connection.invalidated.removeFirst()
+        let limit = configuration.daemon.maxContextsPerConnection
+        while let oldest = connections.withValue(connection, { $0.invalidated.count > limit ? $0.invalidated.removeFirst() : nil }) ?? nil {
             run(.invalidate(ctx: oldest, reason: .disconnect), connection: connection, tag: nil, now: now)
-            connection.contexts.remove(oldest)
+            connections[connection]?.contexts.remove(oldest)
             contextOwners[oldest] = nil
             forgetPropertyBytes(of: oldest, connection)
         }
     }
 
-    func canEvaluate(_ request: Request, _ connection: Connection) {
+    func canEvaluate(_ request: Request, _ connection: Connection.ID) {
         guard let ctx = ownedContext(request, connection), let policy = policy(request, connection) else { return }
         if !sensorIsSimulated, parkedForEnrollment(request, ctx: ctx, policy: policy, connection) { return }
         var tag = request.tag
@@ -89,12 +89,12 @@ extension ServerCore {
     /// else returns false and goes through the scanner, `dispatch` and
     /// `canEvaluate(_:_:)`, which give every error its usual answer;
     /// nothing was recorded yet.
-    func canEvaluateInPlace(_ line: CanEvaluateLine, _ connection: Connection, _ authenticator: Authenticator) -> Bool {
+    func canEvaluateInPlace(_ line: CanEvaluateLine, _ connection: Connection.ID, _ authenticator: Authenticator) -> Bool {
         // A real sensor's checks may wait for fprintd (S-43): they take the
         // general path, where a parked request keeps its parsed form.
         guard sensorIsSimulated else { return false }
         let ctx = ContextID(high: line.ctxHigh, low: line.ctxLow)
-        guard logFailure == nil, connection.contexts.contains(ctx),
+        guard logFailure == nil, connections[connection]?.contexts.contains(ctx) == true,
               let policy = Policy(rawValue: line.policyNumber)
         else { return false }
         answerCanEvaluate(ctx, policy: policy, tag: line.tag, connection, authenticator)
@@ -104,10 +104,11 @@ extension ServerCore {
     /// Runs the check (S-17..S-20) and answers it.
     /// `authenticator` is the server's, passed down so that the hot path
     /// borrows it (see `processLines`).
-    func answerCanEvaluate(_ ctx: ContextID, policy: Policy, tag: UnsafeBufferPointer<UInt8>, _ connection: Connection,
+    func answerCanEvaluate(_ ctx: ContextID, policy: Policy, tag: UnsafeBufferPointer<UInt8>, _ connection: Connection.ID,
                            _ authenticator: Authenticator) {
         // S-48: two compares for root and the daemon's uid (the benchmarks run as root).
-        if connection.peer.uid != 0, connection.peer.uid != daemonUID, let refusal = loggedRequestRefusal(connection, events: 1) {
+        let uid = peer(of: connection).uid
+        if uid != 0, uid != daemonUID, let refusal = loggedRequestRefusal(connection, events: 1) {
             return reply(connection, String(decoding: tag, as: UTF8.self), refusal)
         }
         switch authenticator.canEvaluate(ctx, policy: policy, now: now) {

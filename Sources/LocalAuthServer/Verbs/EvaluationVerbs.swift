@@ -6,7 +6,7 @@ import LocalAuthProtocol
 import LocalAuthSystem
 
 extension ServerCore {
-    func evaluate(_ request: Request, _ connection: Connection) {
+    func evaluate(_ request: Request, _ connection: Connection.ID) {
         guard let ctx = ownedContext(request, connection), let policy = policy(request, connection) else { return }
         // S-43: before anything is counted (S-48), so that the request runs once when it is let go.
         if !sensorIsSimulated, parkedForEnrollment(request, ctx: ctx, policy: policy, connection) { return }
@@ -15,20 +15,20 @@ extension ServerCore {
         if let refusal = checkValueCap(reason, key: "reason") ?? loggedRequestRefusal(connection, events: 1) {
             return reply(connection, request.tag, refusal)
         }
-        let previousTag = connection.evaluationTags[ctx]
-        if previousTag == nil { connection.evaluationTags[ctx] = request.tag }
+        let previousTag = connections[connection]?.evaluationTags[ctx]
+        if previousTag == nil { connections[connection]?.evaluationTags[ctx] = request.tag }
         let outcome = run(.evaluate(ctx: ctx, policy: policy, reason: reason), connection: connection, tag: request.tag, now: now)
         if events(outcome, connection, request.tag) == nil, previousTag == nil {
-            connection.evaluationTags[ctx] = nil
+            connections[connection]?.evaluationTags[ctx] = nil
         }
     }
 
-    func fallback(_ request: Request, _ connection: Connection) {
+    func fallback(_ request: Request, _ connection: Connection.ID) {
         guard let ctx = ownedContext(request, connection) else { return }
         answer(.fallback(ctx: ctx), request, connection)
     }
 
-    func cancel(_ request: Request, _ connection: Connection) {
+    func cancel(_ request: Request, _ connection: Connection.ID) {
         guard let ctx = ownedContext(request, connection) else { return }
         answer(.cancel(ctx: ctx), request, connection)
     }
@@ -37,14 +37,14 @@ extension ServerCore {
     /// to `fallback`/`cancel` precedes the PROMPT or final reply it causes.
     /// (Their events are never durable-before-reply: the OK waits for
     /// nothing the command recorded.)
-    private func answer(_ command: Command, _ request: Request, _ connection: Connection) {
+    private func answer(_ command: Command, _ request: Request, _ connection: Connection.ID) {
         let outcome = authenticator.execute(command, now: now)
         guard events(outcome, connection, request.tag) != nil else { return }
         replyOK(connection, request.tag)
         deliver(outcome)
     }
 
-    func passcode(_ request: Request, _ connection: Connection) {
+    func passcode(_ request: Request, _ connection: Connection.ID) {
         secretSeen = true
         guard let ctx = ownedContext(request, connection) else { return }
         // S-50: the secret as the scanner decoded it, in wipeable bytes.

@@ -9,21 +9,21 @@ import LocalAuthProtocol
 extension ServerCore {
     /// The subject and origin of a `new` request, or nil after replying with
     /// the refusal. Without any of the keys: the caller's own context.
-    func contextSubject(_ request: Request, _ connection: Connection) -> (uid: UserID, origin: ContextOrigin)? {
+    func contextSubject(_ request: Request, _ connection: Connection.ID) -> (uid: UserID, origin: ContextOrigin)? {
         let keys = ["uid", "service", "tty", "rhost"]
         let passcodePrompts = !(passcodes is ShadowPasscodes) || configuration.passcode.clientPrompts
         guard keys.contains(where: { request.arguments.value(for: $0) != nil }) else {
-            return (connection.peer.uid, ContextOrigin(passcodePrompts: passcodePrompts))
+            return (peer(of: connection).uid, ContextOrigin(passcodePrompts: passcodePrompts))
         }
         // Even an AdminGroup member, even the daemon's own uid: only root
         // may authenticate someone else (S-42).
-        guard connection.peer.uid == 0 else {
+        guard peer(of: connection).uid == 0 else {
             counters.permissionDenied += 1
             reply(connection, request.tag, ProtocolError(.permissionDenied,
                 "Only root may open a context on behalf of a user (uid=, service=, tty=, rhost=)."))
             return nil
         }
-        var uid = connection.peer.uid
+        var uid = peer(of: connection).uid
         if let text = request.arguments.value(for: "uid") {
             guard let parsed = parseUserID(text) else {
                 reply(connection, request.tag, ProtocolError(.badArgument,
@@ -32,7 +32,7 @@ extension ServerCore {
             }
             uid = parsed
         }
-        var origin = ContextOrigin(caller: connection.peer.uid, passcodePrompts: true)
+        var origin = ContextOrigin(caller: peer(of: connection).uid, passcodePrompts: true)
         for (key, field) in [("service", \ContextOrigin.service), ("tty", \.tty), ("rhost", \.rhost)] {
             guard let value = request.arguments.value(for: key) else { continue }
             guard ServerCore.isRecordable(value) else {

@@ -34,7 +34,7 @@ struct PasscodeJob {
 }
 
 extension ServerCore {
-    func setPasscode(_ request: Request, _ connection: Connection) {
+    func setPasscode(_ request: Request, _ connection: Connection.ID) {
         secretSeen = true
         if refusesLoginPasswordChange(request, connection) { return }
         guard let uid = targetUID(request, connection) else { return }
@@ -48,7 +48,7 @@ extension ServerCore {
         // the verdict otherwise): an unprivileged user pays from their budget,
         // whatever the attempt held (the refusal reveals nothing of it).
         if let refusal = loggedRequestRefusal(connection, events: 1) { return reply(connection, request.tag, refusal) }
-        let plan = judged(old) { PasscodeChange.mustProveOldSecret(own: uid == connection.peer.uid, stored: passcodes.isSet(uid), oldSecret: $0) }
+        let plan = judged(old) { PasscodeChange.mustProveOldSecret(own: uid == peer(of: connection).uid, stored: passcodes.isSet(uid), oldSecret: $0) }
         switch plan {
         case .failure(let problem):
             reply(connection, request.tag, problem)
@@ -57,15 +57,15 @@ extension ServerCore {
             // S-46: refused at once during a delay or a lock, unchecked, with
             // the one answer every attempt then gets.
             if refuseSetPasscodeAttempt(uid, connection, request.tag) { return }
-            queuePasscodeJob(.oldPasscode(uid: uid, newSecret: secret, connection: connection.id, tag: request.tag),
+            queuePasscodeJob(.oldPasscode(uid: uid, newSecret: secret, connection: connection, tag: request.tag),
                              uid: uid, secret: old, connection, request.tag)
         case .success(false):
-            queuePasscodeJob(.newHash(uid: uid, connection: connection.id, tag: request.tag, by: connection.peer.uid),
+            queuePasscodeJob(.newHash(uid: uid, connection: connection, tag: request.tag, by: peer(of: connection).uid),
                              uid: uid, secret: secret, connection, request.tag)
         }
     }
 
-    func clearPasscode(_ request: Request, _ connection: Connection) {
+    func clearPasscode(_ request: Request, _ connection: Connection.ID) {
         if refusesLoginPasswordChange(request, connection) { return }
         guard let uid = targetUID(request, connection, required: true) else { return }
         do {
@@ -74,7 +74,7 @@ extension ServerCore {
             journal(.error, "Failed to write the passcode store: \(error)")
             return reply(connection, request.tag, ProtocolError(.internal, "Failed to write the passcode store."))
         }
-        let outcome = run(.changePasscode(uid: uid, set: false, by: connection.peer.uid), connection: connection, tag: request.tag, now: now)
+        let outcome = run(.changePasscode(uid: uid, set: false, by: peer(of: connection).uid), connection: connection, tag: request.tag, now: now)
         guard events(outcome, connection, request.tag) != nil else { return }
         replyOK(connection, request.tag)
     }
@@ -88,7 +88,7 @@ extension ServerCore {
     /// Queues a job for `uid` (the subject, whoever asked), or answers
     /// `busy` when the user already has as many waiting as allowed (S-47).
     func queuePasscodeJob(_ purpose: PendingCheck, uid: UserID, secret: SecretBytes,
-                          _ connection: Connection?, _ tag: String?) {
+                          _ connection: Connection.ID?, _ tag: String?) {
         let token = nextCheckToken
         nextCheckToken += 1
         guard passcodeQueue.enqueue(PasscodeJob(token: token, purpose: purpose, secret: secret), for: uid) else {
@@ -101,7 +101,7 @@ extension ServerCore {
 
     /// S-46 for set-passcode: true (and answered) when entry is refused now,
     /// with the core's answer, identical whatever the attempt held.
-    func refuseSetPasscodeAttempt(_ uid: UserID, _ connection: Connection?, _ tag: String?) -> Bool {
+    func refuseSetPasscodeAttempt(_ uid: UserID, _ connection: Connection.ID?, _ tag: String?) -> Bool {
         let outcome = run(.admitPasscodeAttempt(uid: uid, ctx: nil, eval: nil), connection: connection, tag: tag, now: now)
         if case .events = outcome { return false }  // admitted: no event, no answer
         if case .answered = outcome { counters.passcodeRefused += 1 }

@@ -26,9 +26,9 @@ struct PendingRightAuthorization {
 }
 
 extension ServerCore {
-    func rightSave(_ request: Request, _ connection: Connection) {
+    func rightSave(_ request: Request, _ connection: Connection.ID) {
         secretSeen = true
-        let uid = connection.peer.uid
+        let uid = peer(of: connection).uid
         guard let identifier = rightIdentifier(request, connection) else { return }
         guard let text = request.arguments.value(for: "requirement") else {
             return reply(connection, request.tag, ProtocolError(.missingArgument, "requirement= is required."))
@@ -72,15 +72,15 @@ extension ServerCore {
         replyOK(connection, request.tag)
     }
 
-    func rightState(_ request: Request, _ connection: Connection) {
+    func rightState(_ request: Request, _ connection: Connection.ID) {
         guard let identifier = rightIdentifier(request, connection) else { return }
-        guard let right = rights.right(connection.peer.uid, identifier) else { return unknownRight(connection, request.tag) }
+        guard let right = rights.right(peer(of: connection).uid, identifier) else { return unknownRight(connection, request.tag) }
         replyOK(connection, request.tag, [("requirement", right.requirement.wireName),
                                           ("has-secret", right.sealed == nil ? "false" : "true")])
     }
 
-    func rightRemove(_ request: Request, _ connection: Connection) {
-        let uid = connection.peer.uid
+    func rightRemove(_ request: Request, _ connection: Connection.ID) {
+        let uid = peer(of: connection).uid
         let identifiers: [String]
         switch (request.arguments.value(for: "identifier"), request.arguments.value(for: "all")) {
         case (nil, "true"?):
@@ -112,35 +112,35 @@ extension ServerCore {
         replyOK(connection, request.tag)
     }
 
-    func rightAuthorize(_ request: Request, _ connection: Connection) {
+    func rightAuthorize(_ request: Request, _ connection: Connection.ID) {
         guard let ctx = ownedContext(request, connection), let identifier = rightIdentifier(request, connection),
               let uid = rightContextUser(ctx, request, connection) else { return }
         guard let right = rights.right(uid, identifier) else { return unknownRight(connection, request.tag) }
-        guard pendingRights[ctx] == nil, connection.evaluationTags[ctx] == nil else {
+        guard pendingRights[ctx] == nil, connections[connection]?.evaluationTags[ctx] == nil else {
             return reply(connection, request.tag, ProtocolError(.busy, "An evaluation is already running on this context."))
         }
         let reason = request.arguments.value(for: "reason") ?? ""
         if let refusal = checkValueCap(reason, key: "reason") ?? loggedRequestRefusal(connection, events: 1) {
             return reply(connection, request.tag, refusal)
         }
-        connection.evaluationTags[ctx] = request.tag
+        connections[connection]?.evaluationTags[ctx] = request.tag
         pendingRights[ctx] = PendingRightAuthorization(uid: uid, identifier: identifier, generation: right.generation)
         let outcome = run(.evaluate(ctx: ctx, policy: right.requirement.policy, reason: reason),
                           connection: connection, tag: request.tag, now: now)
         if events(outcome, connection, request.tag) == nil {
-            connection.evaluationTags[ctx] = nil
+            connections[connection]?.evaluationTags[ctx] = nil
             pendingRights[ctx] = nil
         }
     }
 
-    func rightDeauthorize(_ request: Request, _ connection: Connection) {
+    func rightDeauthorize(_ request: Request, _ connection: Connection.ID) {
         guard let ctx = ownedContext(request, connection), let identifier = rightIdentifier(request, connection) else { return }
         rightGrants[ctx]?[identifier] = nil
         if rightGrants[ctx]?.isEmpty == true { rightGrants[ctx] = nil }
         replyOK(connection, request.tag)
     }
 
-    func rightSecret(_ request: Request, _ connection: Connection) {
+    func rightSecret(_ request: Request, _ connection: Connection.ID) {
         guard let ctx = ownedContext(request, connection), let identifier = rightIdentifier(request, connection),
               let uid = rightContextUser(ctx, request, connection) else { return }
         guard let right = rights.right(uid, identifier) else { return unknownRight(connection, request.tag) }
@@ -187,8 +187,8 @@ extension ServerCore {
     }
 
     /// A closing connection's contexts take their grants with them.
-    func forgetRightGrants(of connection: Connection) {
-        for ctx in connection.contexts {
+    func forgetRightGrants(of connection: Connection.ID) {
+        for ctx in connections[connection]?.contexts ?? [] {
             rightGrants[ctx] = nil
             pendingRights[ctx] = nil
         }
@@ -196,7 +196,7 @@ extension ServerCore {
 
     // MARK: - Arguments
 
-    private func rightIdentifier(_ request: Request, _ connection: Connection) -> String? {
+    private func rightIdentifier(_ request: Request, _ connection: Connection.ID) -> String? {
         guard let identifier = request.arguments.value(for: "identifier") else {
             reply(connection, request.tag, ProtocolError(.missingArgument, "identifier= is required."))
             return nil
@@ -210,8 +210,8 @@ extension ServerCore {
     }
 
     /// The context's user, who must be the caller: rights are the caller's own.
-    private func rightContextUser(_ ctx: ContextID, _ request: Request, _ connection: Connection) -> UserID? {
-        guard let context = authenticator.state.contexts[ctx], context.uid == connection.peer.uid else {
+    private func rightContextUser(_ ctx: ContextID, _ request: Request, _ connection: Connection.ID) -> UserID? {
+        guard let context = authenticator.state.contexts[ctx], context.uid == peer(of: connection).uid else {
             counters.permissionDenied += 1
             reply(connection, request.tag, ProtocolError(.permissionDenied, "Rights are used on the caller's own contexts."))
             return nil
@@ -219,7 +219,7 @@ extension ServerCore {
         return context.uid
     }
 
-    private func unknownRight(_ connection: Connection, _ tag: String) {
+    private func unknownRight(_ connection: Connection.ID, _ tag: String) {
         reply(connection, tag, ProtocolError(.unknownRight, "No right of that identifier."))
     }
 }

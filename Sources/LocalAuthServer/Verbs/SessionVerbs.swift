@@ -3,28 +3,28 @@ import LocalAuthCore
 import LocalAuthProtocol
 
 extension ServerCore {
-    func hello(_ request: Request, _ connection: Connection) {
+    func hello(_ request: Request, _ connection: Connection.ID) {
         if let wanted = request.arguments.value(for: "protocol"), wanted != "1" {
             return reply(connection, request.tag, ProtocolError(.badArgument, "Only protocol 1 is spoken here."))
         }
         replyOK(connection, request.tag, [
-            ("protocol", "1"), ("server", "localauthd/\(version)"), ("uid", String(connection.peer.uid)),
+            ("protocol", "1"), ("server", "localauthd/\(version)"), ("uid", String(peer(of: connection).uid)),
             ("biometry", authenticator.state.rules.biometryType.wireName),
             // Extension (docs/ARCHITECTURE.md): LAContext.maxBiometryFailures.
             ("lockout-threshold", String(authenticator.state.rules.lockoutThreshold)),
         ])
     }
 
-    func ping(_ request: Request, _ connection: Connection) {
+    func ping(_ request: Request, _ connection: Connection.ID) {
         replyOK(connection, request.tag)
     }
 
-    func quit(_ request: Request, _ connection: Connection) {
+    func quit(_ request: Request, _ connection: Connection.ID) {
         replyOK(connection, request.tag)
         beginClose(connection)
     }
 
-    func stats(_ request: Request, _ connection: Connection) {
+    func stats(_ request: Request, _ connection: Connection.ID) {
         replyOK(connection, request.tag, [
             ("connections", String(connections.count)), ("contexts", String(authenticator.state.contexts.count)),
             ("accepted", String(counters.accepted)), ("refused-connections", String(counters.refusedConnections)),

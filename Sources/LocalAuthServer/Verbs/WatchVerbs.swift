@@ -11,7 +11,7 @@ import LocalAuthCore
 import LocalAuthProtocol
 
 extension ServerCore {
-    func watch(_ request: Request, _ connection: Connection) {
+    func watch(_ request: Request, _ connection: Connection.ID) {
         guard let uid = targetUID(request, connection) else { return }
         if !watches.isWatching(connection, uid), watches.count(of: connection) >= WatchTable.maximumPerConnection {
             return reply(connection, request.tag, ProtocolError(.limitExceeded,
@@ -23,7 +23,7 @@ extension ServerCore {
         sendWatchedStates(uid)
     }
 
-    func cancelWatch(_ request: Request, _ connection: Connection) {
+    func cancelWatch(_ request: Request, _ connection: Connection.ID) {
         guard let uid = targetUID(request, connection) else { return }
         if watches.remove(connection, uid) { authenticator.watched.remove(uid) }
         replyOK(connection, request.tag)
@@ -36,7 +36,7 @@ extension ServerCore {
     }
 
     /// A closed connection's watches end with it.
-    func forgetWatches(of connection: Connection) {
+    func forgetWatches(of connection: Connection.ID) {
         for uid in watches.drop(connection) { authenticator.watched.remove(uid) }
     }
 
@@ -44,7 +44,7 @@ extension ServerCore {
     private func sendWatchedStates(_ uid: UserID) {
         guard let watchers = watches.byUser[uid] else { return }
         let state = WatchedState(authenticator.state, uid)
-        for (index, watcher) in watchers.enumerated() where watcher.lastSent != state && watcher.connection.isOpen {
+        for (index, watcher) in watchers.enumerated() where watcher.lastSent != state && connections[watcher.connection]?.isOpen == true {
             watches.sent(state, uid: uid, index: index)
             sendLine(to: watcher.connection) { line in
                 line.beginResponse(tag: watcher.tag, status: .state)
