@@ -10,12 +10,12 @@ import XCTest
 @testable import LocalAuthServer
 
 final class ConnectionStateTests: XCTestCase {
-    /// uid 1000 under AdminGroup=wheel, its `stats` (an admin verb) parked on
-    /// the group lookup that its connection's opening asked for.
-    private func parkedOnLookup(_ h: CoreHarness) throws -> (id: Connection.ID, query: GroupQuery) {
+    /// uid 1000 under AdminGroup=wheel, an admin verb of it (`stats` by
+    /// default) parked on the group lookup that its connection's opening asked for.
+    private func parkedOnLookup(_ h: CoreHarness, _ line: String = "s stats\n") throws -> (id: Connection.ID, query: GroupQuery) {
         let user = try XCTUnwrap(h.open(uid: 1000))
         let query = try XCTUnwrap(h.lookups.first, "the opening asks AdminGroup ahead")
-        h.feed("s stats\n", on: user)
+        h.feed(line, on: user)
         XCTAssertEqual(h.core.connections[user]?.state, .open(.parked))
         return (user, query)
     }
@@ -121,16 +121,19 @@ final class ConnectionStateTests: XCTestCase {
     }
 
     func test_S51_givenAConnectionGoneWhileItsRequestWaitsForAGroupLookup_thenTheLateAnswerIsDropped() throws {
-        // Given a request parked on an AdminGroup lookup,
+        // Given an admin's `reset` (which would record an event) parked on an AdminGroup lookup,
         let h = CoreHarness { $0.daemon.adminGroup = "wheel" }
-        let (user, query) = try parkedOnLookup(h)
-        // when its answer is taken in the same turn in which the peer goes,
+        let (user, query) = try parkedOnLookup(h, "r reset uid=1001\n")
+        let recorded = h.recorder.events.count
+        // when the answer (a member) is taken in the same turn in which the peer goes,
         h.turn()
         h.core.adminLookupsAnswered([(query, true)])
         h.core.peerClosed(user)
         h.perform()
         h.endOfTurn()
-        // then the connection is gone, the request is never answered, and nothing is sent.
+        // then the request never runs (nothing recorded), the connection is gone, and nothing is sent.
+        XCTAssertEqual(h.recorder.events.count, recorded, "\(h.recorder.events.suffix(2))")
+        XCTAssertEqual(h.lookups.count, 1, "nothing runs for the gone connection, not even a new lookup")
         XCTAssertNil(h.core.connections[user])
         XCTAssertTrue(h.closed.contains(user))
         XCTAssertEqual(h.lines(user), [])
