@@ -148,7 +148,7 @@ extension ServerCore {
             reply(connection, request.tag, ProtocolError(.missingArgument, "ctx= is required."))
             return nil
         }
-        guard let ctx = ContextID(hex: text), connections[connection]?.contexts.contains(ctx) == true else {
+        guard let ctx = ContextID(hex: text), connections.withValue(connection, { $0.contexts.contains(ctx) }) == true else {
             reply(connection, request.tag, ProtocolError(.unknownContext, "No such context."))
             return nil
         }

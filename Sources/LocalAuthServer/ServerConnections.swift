@@ -36,13 +36,13 @@ extension ServerCore {
     /// mid-request (never, as the core forgets one only between requests)
     /// would be nobody: (uid_t)-1, no one's rights, fail closed.
     func peer(of id: Connection.ID) -> PeerCredentials {
-        connections[id]?.peer ?? PeerCredentials(pid: 0, uid: UInt32.max, gid: UInt32.max)
+        connections.withValue(id) { $0.peer } ?? PeerCredentials(pid: 0, uid: UInt32.max, gid: UInt32.max)
     }
 
     /// Whether the shell may read N's socket now: open, and no request of
     /// it waits (a paused connection's lines stay in the kernel).
     func isReading(_ id: Connection.ID) -> Bool {
-        connections[id]?.isReading ?? false
+        connections.withValue(id) { $0.isReading } ?? false
     }
 
     /// One read's bytes (count > 0). Returns whether the shell may read
@@ -50,12 +50,16 @@ extension ServerCore {
     @discardableResult
     func received(_ bytes: UnsafeRawBufferPointer, on id: Connection.ID) -> Bool {
         lastInputHeldSecret = false
-        guard let state = connections[id]?.state, case .open(let reading) = state else {
+        // The bytes go to the splitter of an open connection (one look-up).
+        guard let reading = connections.withValue(id, { connection -> Connection.Reading? in
+            guard case .open(let reading) = connection.state else { return nil }
+            connection.splitter.append(bytes)
+            return reading
+        }) ?? nil else {
             // Closing: nothing more is handled; the shell's copy goes (S-50).
             lastInputHeldSecret = true
             return false
         }
-        connections[id]!.splitter.append(bytes)
         if reading == .parked {
             // Read although paused (a stale readiness): kept for the resume, unhandled.
             lastInputHeldSecret = true
@@ -65,7 +69,7 @@ extension ServerCore {
         readStamp &+= 1
         lineStamp = readStamp
         processLinesAndWipe(id)
-        guard let after = connections[id]?.state, case .open(let now) = after else { return false }
+        guard let after = connections.withValue(id, { $0.state }), case .open(let now) = after else { return false }
         // Lines left unhandled (behind a parked request, or behind an early
         // write) may hold a secret: the shell's copy of them goes now (S-50).
         if now != .lines { lastInputHeldSecret = true }
@@ -88,7 +92,7 @@ extension ServerCore {
     /// with a secret go once the batch is handled (S-50).
     func processLinesAndWipe(_ id: Connection.ID) {
         processLines(id)
-        if connections[id]?.isParked == true { secretSeen = true }
+        if connections.withValue(id, { $0.isParked }) == true { secretSeen = true }
         if secretSeen {
             secretSeen = false
             lastInputHeldSecret = true
@@ -201,12 +205,12 @@ extension ServerCore {
     }
 
     func endContexts(of id: Connection.ID) {
-        guard let connection = connections[id] else { return }
+        guard let evaluating = connections[id].map({ !$0.evaluationTags.isEmpty }) else { return }
         // A log that failed since the turn began (a write in the turn, the
         // sync thread) refuses the invalidations: fail closed first, which
         // gives the running evaluations their one final answer (S-33; the
         // simulator's seed 1014).
-        if !connection.evaluationTags.isEmpty, logFailure == nil, let failure = authenticator.recorder.failure {
+        if evaluating, logFailure == nil, let failure = authenticator.recorder.failure {
             failClosed(failure)
         }
         let contexts = connections[id]?.contexts ?? []

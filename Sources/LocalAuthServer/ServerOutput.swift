@@ -124,9 +124,10 @@ extension ServerCore {
         needFlush.take(into: &marked)
         for id in marked {
             // Gone (closed since it was marked), or open with nothing to send: nothing to do.
-            guard let connection = connections[id], connection.state != .closed,
-                  connection.output.hasUnsent || !connection.isOpen else { continue }
-            flush(id)
+            let due = connections.withValue(id) { connection in
+                connection.state != .closed && (connection.output.hasUnsent || !connection.isOpen)
+            }
+            if due == true { flush(id) }
         }
         // Connections marked while flushing stay for the next call; else
         // the emptied buffer is reused.
@@ -134,7 +135,7 @@ extension ServerCore {
     }
 
     func flush(_ id: Connection.ID) {
-        guard let unsent = connections[id]?.output.hasUnsent else { return }
+        guard let unsent = connections.withValue(id, { $0.output.hasUnsent }) else { return }
         if unsent { return requestSend(id) }
         afterWrite(id)
     }
@@ -166,7 +167,7 @@ extension ServerCore {
     /// block), or nil when the socket failed (the connection is then forgotten).
     @inline(__always)
     func writeOutput(_ id: Connection.ID, _ write: (UnsafeRawBufferPointer) -> Int?) {
-        guard let state = connections[id]?.state, state != .closed else { return }
+        guard let state = connections.withValue(id, { $0.state }), state != .closed else { return }
         // Bytes queued after the early write asked for this one (a close's
         // final answers and `* BYE`) may depend on events appended since:
         // they reach the log's file first (cheap when nothing is unwritten;
@@ -183,7 +184,7 @@ extension ServerCore {
 
     /// After `.send`: the kernel took `count` bytes (0: it would block).
     func wrote(_ id: Connection.ID, count: Int) {
-        guard let state = connections[id]?.state, state != .closed else { return }
+        guard let state = connections.withValue(id, { $0.state }), state != .closed else { return }
         wroteOutput(id, count: count)
     }
 
@@ -197,9 +198,9 @@ extension ServerCore {
         if stopped { return }
         afterWrite(id)
         // Lines left behind an early write are handled now.
-        if state == .open(.behindWrite), connections[id]?.state == .open(.behindWrite) {
+        if state == .open(.behindWrite), connections.withValue(id, { $0.state }) == .open(.behindWrite) {
             processLinesAndWipe(id)
-            if connections[id]?.isReading == true { notePartialLine(id, since: nil) }
+            if isReading(id) { notePartialLine(id, since: nil) }
         }
     }
 
@@ -207,16 +208,17 @@ extension ServerCore {
     /// once drained if closing; epoll watches for writability while output
     /// is unsent.
     private func afterWrite(_ id: Connection.ID) {
-        guard let connection = connections[id] else { return }
-        let unsent = connection.output.hasUnsent
-        if !connection.isOpen && !unsent && !replyGate.isHolding(id) && connection.evaluationTags.isEmpty {
+        guard let (unsent, isOpen, isReading, evaluating) = connections.withValue(id, { connection in
+            (connection.output.hasUnsent, connection.isOpen, connection.isReading, !connection.evaluationTags.isEmpty)
+        }) else { return }
+        if !isOpen && !unsent && !replyGate.isHolding(id) && !evaluating {
             close(id)
             return
         }
         let watching = !watchingWritable.isEmpty && watchingWritable.contains(id)
         if unsent != watching {
             if unsent { watchingWritable.insert(id) } else { watchingWritable.remove(id) }
-            actions.append(.watch(id, reading: connection.isReading, writing: unsent))
+            actions.append(.watch(id, reading: isReading, writing: unsent))
         }
     }
 }

@@ -94,7 +94,7 @@ extension ServerCore {
         // general path, where a parked request keeps its parsed form.
         guard sensorIsSimulated else { return false }
         let ctx = ContextID(high: line.ctxHigh, low: line.ctxLow)
-        guard logFailure == nil, connections[connection]?.contexts.contains(ctx) == true,
+        guard logFailure == nil, connections.withValue(connection, { $0.contexts.contains(ctx) }) == true,
               let policy = Policy(rawValue: line.policyNumber)
         else { return false }
         answerCanEvaluate(ctx, policy: policy, tag: line.tag, connection, authenticator)
