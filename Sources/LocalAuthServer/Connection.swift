@@ -75,11 +75,16 @@ struct Connection {
         return false
     }
     /// Open and not parked: the shell may read it (`ServerCore.isReading`).
+    var isReading: Bool { state.isReading }
+    var isParked: Bool { state == .open(.parked) }
+}
+
+extension Connection.State {
+    /// Open and not parked.
     var isReading: Bool {
-        if case .open(let reading) = state { return reading != .parked }
+        if case .open(let reading) = self { return reading != .parked }
         return false
     }
-    var isParked: Bool { state == .open(.parked) }
 }
 
 /// The bytes a connection owes its peer, and whether a `.send` of them is

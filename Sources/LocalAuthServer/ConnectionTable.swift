@@ -1,35 +1,52 @@
 // A table keyed by the core's Connection.ID: the core's connections and the
-// shell's sockets. Each is looked up once or twice per connection and turn
-// (a read's bytes, a `.send`, the epoll event), the hottest lookups of the
-// loop: a Dictionary's SipHash cost ~40 instructions each (callgrind, c=16
-// P=1 and P=16, 2 Dec: the core's two added ~90 per request at P=1). The
-// ids are the core's own, handed out in sequence from 16 (never a client's
-// words), so the id itself is the hash: live ids rarely collide, and linear
-// probing with backward-shift deletion keeps the table without tombstones.
-struct ConnectionTable<Value> {
+// shell's sockets. Each is looked up a few times per request (a read's
+// bytes, a line, a reply, a `.send`, the epoll event), the hottest lookups
+// of the loop: a Dictionary's SipHash cost ~40 instructions each (callgrind,
+// c=16 P=1 and P=16, 2 Dec: the core's two added ~90 per request at P=1).
+// The ids are the core's own, handed out in sequence from 16 (never a
+// client's words), so the id itself is the hash: live ids rarely collide,
+// and linear probing with backward-shift deletion keeps the table without
+// tombstones.
+//
+// A class over manually allocated storage, not a struct of two arrays: the
+// core's connections are values changed in place many times per request,
+// and through arrays each change paid a uniqueness check and bounds checks
+// (callgrind, c=16 P=1: ~20 look-ups, +540 instructions per request). One
+// owner holds each table (the core, the shell); nobody copies it
+// (`resizedToFit` makes a new one).
+final class ConnectionTable<Value> {
     /// 0 = an empty slot (connection ids start at 16).
-    private var ids: [UInt64]
-    private var slots: [Value?]
+    private var ids: UnsafeMutablePointer<UInt64>
+    private var slots: UnsafeMutablePointer<Value?>
+    private var size: Int
     private var mask: Int
     private(set) var count = 0
+    #if DEBUG
+    /// Inside `withValue`: the table must not change under it (a removal
+    /// shifts values). Debug builds check it; release builds trust it.
+    private var lent = false
+    #endif
 
     init(capacity: Int = 1024) {
         var size = 16
         while size < capacity { size <<= 1 }
-        ids = Array(repeating: 0, count: size)
-        slots = Array(repeating: nil, count: size)
+        self.size = size
         mask = size - 1
+        ids = .allocate(capacity: size)
+        ids.initialize(repeating: 0, count: size)
+        slots = .allocate(capacity: size)
+        slots.initialize(repeating: nil, count: size)
     }
 
-    /// The value of `id`; setting nil removes it. Modified in place
-    /// (`table[id]?.field = x` copies nothing): the core's connections are
-    /// values, and a copy out and back of one would copy its output buffer
-    /// on the next append.
+    deinit {
+        slots.deinitialize(count: size)
+        slots.deallocate()
+        ids.deallocate()
+    }
+
+    /// The value of `id` (a copy: read a field, `table[id]?.field`);
+    /// setting nil removes it; `table[id]?.field = x` changes it in place.
     subscript(id: UInt64) -> Value? {
-        // A plain getter, inlined, whose callers read a field or two: a
-        // `_read` coroutine here was not inlined and copied the whole
-        // connection out on every look-up (its value witness: callgrind,
-        // c=16 P=1, +10,000 instructions per request).
         @inline(__always) get {
             let slot = self.slot(of: id)
             return slot < 0 ? nil : slots[slot]
@@ -62,19 +79,24 @@ struct ConnectionTable<Value> {
 
     func contains(_ id: UInt64) -> Bool { slot(of: id) >= 0 }
 
-    /// `body` on `id`'s value in place (nil: not there). For a class that
-    /// holds the table (the core), the access lasts for `body`: it must not
-    /// touch the table again (exclusivity), so keep it to a few fields.
+    /// `body` on `id`'s value in place (nil: not there), no copy. `body`
+    /// must not touch the table (debug builds trap if it inserts or removes).
     @inline(__always)
-    mutating func withValue<R>(_ id: UInt64, _ body: (inout Value) throws -> R) rethrows -> R? {
+    func withValue<R>(_ id: UInt64, _ body: (inout Value) throws -> R) rethrows -> R? {
         let slot = self.slot(of: id)
         guard slot >= 0 else { return nil }
+        #if DEBUG
+        precondition(!lent, "ConnectionTable: withValue inside withValue")
+        lent = true
+        defer { lent = false }
+        #endif
         return try body(&slots[slot]!)
     }
 
-    mutating func insert(_ value: Value, for id: UInt64) {
+    func insert(_ value: Value, for id: UInt64) {
         precondition(id != 0)
-        if (count + 1) * 2 > ids.count { grow() }
+        checkNotLent()
+        if (count + 1) * 2 > size { grow() }
         var slot = Int(truncatingIfNeeded: id) & mask
         while ids[slot] != 0 && ids[slot] != id { slot = (slot + 1) & mask }
         if ids[slot] == 0 { count += 1 }
@@ -84,14 +106,15 @@ struct ConnectionTable<Value> {
 
     /// Removes `id`'s value and returns it (nil: not there).
     @discardableResult
-    mutating func remove(_ id: UInt64) -> Value? {
+    func remove(_ id: UInt64) -> Value? {
         guard id != 0 else { return nil }
         var slot = Int(truncatingIfNeeded: id) & mask
         while ids[slot] != id {
             if ids[slot] == 0 { return nil }
             slot = (slot + 1) & mask
         }
-        let value = slots[slot]
+        checkNotLent()
+        let value = slots[slot].take()
         count -= 1
         // Backward shift: later entries of the run move into the hole when
         // their home slot is not between the hole and them.
@@ -102,7 +125,7 @@ struct ConnectionTable<Value> {
             let between = hole <= next ? (hole < home && home <= next) : (hole < home || home <= next)
             if !between {
                 ids[hole] = ids[next]
-                slots[hole] = slots[next]
+                slots[hole] = slots[next].take()
                 hole = next
             }
             next = (next + 1) & mask
@@ -112,43 +135,61 @@ struct ConnectionTable<Value> {
         return value
     }
 
+    @inline(__always)
+    private func checkNotLent() {
+        #if DEBUG
+        precondition(!lent, "ConnectionTable: changed inside withValue")
+        #endif
+    }
+
     /// Every value, in slot order (a copy: the loop may close connections
     /// while it walks them).
     var values: [Value] {
         var all: [Value] = []
         all.reserveCapacity(count)
-        for slot in ids.indices where ids[slot] != 0 { all.append(slots[slot]!) }
+        for slot in 0..<size where ids[slot] != 0 { all.append(slots[slot]!) }
         return all
     }
 
     /// Every id, in slot order.
-    var keys: [UInt64] { ids.filter { $0 != 0 } }
+    var keys: [UInt64] {
+        var all: [UInt64] = []
+        all.reserveCapacity(count)
+        for slot in 0..<size where ids[slot] != 0 { all.append(ids[slot]) }
+        return all
+    }
 
     /// Slots allocated (at least twice the count).
-    var capacity: Int { ids.count }
+    var capacity: Int { size }
 
-    mutating func removeAll() {
-        for slot in ids.indices {
+    func removeAll() {
+        checkNotLent()
+        for slot in 0..<size {
             ids[slot] = 0
             slots[slot] = nil
         }
         count = 0
     }
 
-    /// A copy whose size fits its count (after many connections closed).
+    /// A new table whose size fits the count (after many connections closed).
     func resizedToFit() -> ConnectionTable {
-        var copy = ConnectionTable(capacity: max(1024, count * 2))
-        for slot in ids.indices where ids[slot] != 0 { copy.insert(slots[slot]!, for: ids[slot]) }
+        let copy = ConnectionTable(capacity: max(1024, count * 2))
+        for slot in 0..<size where ids[slot] != 0 { copy.insert(slots[slot]!, for: ids[slot]) }
         return copy
     }
 
-    private mutating func grow() {
-        let oldIDs = ids
-        let oldSlots = slots
-        ids = Array(repeating: 0, count: oldIDs.count * 2)
-        slots = Array(repeating: nil, count: oldIDs.count * 2)
-        mask = ids.count - 1
+    private func grow() {
+        let oldIDs = ids, oldSlots = slots, oldSize = size
+        size = oldSize * 2
+        mask = size - 1
+        ids = .allocate(capacity: size)
+        ids.initialize(repeating: 0, count: size)
+        slots = .allocate(capacity: size)
+        slots.initialize(repeating: nil, count: size)
         count = 0
-        for slot in oldIDs.indices where oldIDs[slot] != 0 { insert(oldSlots[slot]!, for: oldIDs[slot]) }
+        for slot in 0..<oldSize where oldIDs[slot] != 0 { insert(oldSlots[slot].take()!, for: oldIDs[slot]) }
+        oldSlots.deinitialize(count: oldSize)
+        oldSlots.deallocate()
+        oldIDs.deallocate()
     }
 }

@@ -68,8 +68,7 @@ extension ServerCore {
         // S-43's freshness stamp of the lines this read brought.
         readStamp &+= 1
         lineStamp = readStamp
-        processLinesAndWipe(id)
-        guard let after = connections.withValue(id, { $0.state }), case .open(let now) = after else { return false }
+        guard case .open(let now)? = processLinesAndWipe(id) else { return false }
         // Lines left unhandled (behind a parked request, or behind an early
         // write) may hold a secret: the shell's copy of them goes now (S-50).
         if now != .lines { lastInputHeldSecret = true }
@@ -89,16 +88,19 @@ extension ServerCore {
     }
 
     /// Handles the lines buffered on the connection; the copies of a line
-    /// with a secret go once the batch is handled (S-50).
-    func processLinesAndWipe(_ id: Connection.ID) {
-        processLines(id)
-        if connections.withValue(id, { $0.isParked }) == true { secretSeen = true }
+    /// with a secret go once the batch is handled (S-50). Returns the
+    /// connection's state after (nil: gone).
+    @discardableResult
+    func processLinesAndWipe(_ id: Connection.ID) -> Connection.State? {
+        let state = processLines(id)
+        if state == .open(.parked) { secretSeen = true }
         if secretSeen {
             secretSeen = false
             lastInputHeldSecret = true
             SecretMemory.wipe(lineBuffer.baseAddress!, count: lineBuffer.count)
             connections[id]?.splitter.wipeReturned()
         }
+        return state
     }
 
     /// A read of N's socket found EOF or failed (a reset). A connection
@@ -130,21 +132,34 @@ extension ServerCore {
         flush(id)
     }
 
-    func processLines(_ id: Connection.ID) {
+    /// Handles the connection's buffered lines while it is open and not
+    /// parked; returns its state after (nil: gone).
+    func processLines(_ id: Connection.ID) -> Connection.State? {
         // Each line is copied out of the splitter (a copy of ~70 bytes costs
         // less than the retain and releases of a slice of its storage).
         // The authenticator is taken once for the batch: read from its `var`
         // for each request, it was retained and released around every call.
         let authenticator = self.authenticator
         let lineBuffer = self.lineBuffer
-        // One look-up per line: the splitter's next line, taken only while
-        // the connection is open and not parked (behind a write, the lines
-        // are handled now: `wrote` called this).
-        while let event = connections.withValue(id, { connection -> LineSplitter.CopiedLine? in
-            guard case .open(let reading) = connection.state, reading != .parked else { return nil }
-            connection.state = .open(.lines)
-            return connection.splitter.next(copyingInto: lineBuffer)
-        }) ?? nil {
+        var handled = false
+        while true {
+            // One look-up per line: after a handled line, much output queued
+            // stops the batch (it is written before the next line, `wrote`
+            // goes on, as a client that reads while it pipelines must not be
+            // mistaken for one that does not read); else the next line, taken
+            // only while the connection is open and not parked.
+            guard let (next, state) = connections.withValue(id, { connection -> (LineSplitter.CopiedLine?, Connection.State) in
+                guard case .open(let reading) = connection.state, reading != .parked else { return (nil, connection.state) }
+                if handled, connection.output.inFlight {
+                    connection.state = .open(.behindWrite)
+                    return (nil, connection.state)
+                }
+                connection.state = .open(.lines)
+                let next = connection.splitter.next(copyingInto: lineBuffer)
+                if case .line = next { connection.partialLineSince = nil }
+                return (next, connection.state)
+            }) else { return nil }
+            guard let event = next else { return state }
             switch event {
             case .lineTooLong:
                 counters.linesTooLong += 1
@@ -152,16 +167,7 @@ extension ServerCore {
             case .line(let line):
                 counters.requests += 1
                 handle(line, on: id, authenticator)
-                // Much output queued: it is written before the next line
-                // (`wrote` goes on), as a client that reads while it
-                // pipelines must not be mistaken for one that does not read.
-                let stop = connections.withValue(id) { connection -> Bool in
-                    connection.partialLineSince = nil
-                    guard connection.output.inFlight, connection.state == .open(.lines) else { return false }
-                    connection.state = .open(.behindWrite)
-                    return true
-                } ?? true
-                if stop { return }
+                handled = true
             }
         }
     }

@@ -10,26 +10,30 @@ import LocalAuthSystem
 extension ServerCore {
     /// Queues bytes for a connection, behind the newest undurable failure (S-40).
     func send(_ bytes: [UInt8], to connection: Connection.ID) {
-        if admitsOutput(connection) {
-            guard connections.withValue(connection, { $0.output.bytes.append(contentsOf: bytes) }) != nil else { return }
-        } else {
-            guard connections.contains(connection) else { return }
-            replyGate.hold(bytes, for: connection, barrier: authenticator.revealGate)
-        }
-        queued(on: connection)
+        let admitted = admitsOutput(connection)
+        guard let after = connections.withValue(connection, { connection -> QueuedOutput in
+            if admitted { connection.output.bytes.append(contentsOf: bytes) }
+            return QueuedOutput(connection)
+        }) else { return }
+        if !admitted { replyGate.hold(bytes, for: connection, barrier: authenticator.revealGate) }
+        queued(on: connection, after)
     }
 
     /// Writes one line with `write`: straight into the connection's output
     /// when the gate admits it (no copy), else through `send`.
     func sendLine(to connection: Connection.ID, _ write: (inout LineWriter) -> Void) {
         if admitsOutput(connection) {
-            // The output is swapped out for `write` (which may not touch
-            // the table) and back: in place, no copy.
+            // `write` appends to the connection's output, in place (no
+            // copy, one look-up); it formats a line and touches nothing of
+            // the table (debug builds trap if it does).
             var line = LineWriter()
-            guard connections.withValue(connection, { swap(&line.bytes, &$0.output.bytes) }) != nil else { return }
-            write(&line)
-            connections.withValue(connection) { swap(&line.bytes, &$0.output.bytes) }
-            return queued(on: connection)
+            guard let after = connections.withValue(connection, { connection -> QueuedOutput in
+                swap(&line.bytes, &connection.output.bytes)
+                write(&line)
+                swap(&line.bytes, &connection.output.bytes)
+                return QueuedOutput(connection)
+            }) else { return }
+            return queued(on: connection, after)
         }
         var line = LineWriter()
         swap(&line, &writer)
@@ -53,19 +57,16 @@ extension ServerCore {
     /// After output was queued: the connection is flushed at the end of
     /// the turn, early when a lot is queued, or refused when its peer does
     /// not read.
-    private func queued(on id: Connection.ID) {
+    private func queued(on id: Connection.ID, _ after: QueuedOutput) {
         markForFlush(id)
-        guard let (unsent, inFlight, isOpen) = connections.withValue(id, { connection in
-            (connection.output.unsentByteCount, connection.output.inFlight, connection.isOpen)
-        }) else { return }
         // Write early when a lot is queued, so a client that reads while it
         // pipelines is not mistaken for one that does not read; the events
         // behind those replies reach the log's file first.
-        if unsent > 16384, !inFlight {
+        if after.unsent > 16384, !after.inFlight {
             writeLog()
             requestSend(id)
         }
-        if unsent + replyGate.heldByteCount(id) > configuration.daemon.maxPendingBytes, isOpen {
+        if after.unsent + replyGate.heldByteCount(id) > configuration.daemon.maxPendingBytes, after.isOpen {
             // A client that does not read its replies: answer once and close.
             counters.pendingOverflows += 1
             connections[id]?.output.discardUnsent()
@@ -123,11 +124,17 @@ extension ServerCore {
         var marked: [Connection.ID] = []
         needFlush.take(into: &marked)
         for id in marked {
-            // Gone (closed since it was marked), or open with nothing to send: nothing to do.
-            let due = connections.withValue(id) { connection in
-                connection.state != .closed && (connection.output.hasUnsent || !connection.isOpen)
+            // Gone (closed since it was marked), or open with nothing to send:
+            // nothing to do. One look-up decides and marks the send.
+            let step = connections.withValue(id) { connection -> FlushStep in
+                guard connection.state != .closed, connection.output.hasUnsent || !connection.isOpen else { return .none }
+                return connection.startSend()
             }
-            if due == true { flush(id) }
+            switch step {
+            case .send?: actions.append(.send(id))
+            case .drained?: afterWrite(id)
+            case .none?, nil: break
+            }
         }
         // Connections marked while flushing stay for the next call; else
         // the emptied buffer is reused.
@@ -135,9 +142,11 @@ extension ServerCore {
     }
 
     func flush(_ id: Connection.ID) {
-        guard let unsent = connections.withValue(id, { $0.output.hasUnsent }) else { return }
-        if unsent { return requestSend(id) }
-        afterWrite(id)
+        switch connections.withValue(id, { $0.startSend() }) {
+        case .send?: actions.append(.send(id))
+        case .drained?: afterWrite(id)
+        case .none?, nil: break
+        }
     }
 
     /// Asks the shell to write the connection's output (once until `wrote`).
@@ -167,17 +176,18 @@ extension ServerCore {
     /// block), or nil when the socket failed (the connection is then forgotten).
     @inline(__always)
     func writeOutput(_ id: Connection.ID, _ write: (UnsafeRawBufferPointer) -> Int?) {
-        guard let state = connections.withValue(id, { $0.state }), state != .closed else { return }
         // Bytes queued after the early write asked for this one (a close's
         // final answers and `* BYE`) may depend on events appended since:
         // they reach the log's file first (cheap when nothing is unwritten;
         // the simulator's seed 1052).
         writeLog()
         // `write` is the shell's (a write(2)): it does not touch the table.
-        let written = connections.withValue(id) { connection -> Int? in
+        // nil: gone or being forgotten (nothing written); .some(nil): the socket failed.
+        guard let written = connections.withValue(id, { connection -> Int?? in
+            guard connection.state != .closed else { return .none }
             let start = connection.output.sentUpTo
-            return connection.output.bytes.withUnsafeBytes { write(UnsafeRawBufferPointer(rebasing: $0[start...])) }
-        } ?? nil
+            return .some(connection.output.bytes.withUnsafeBytes { write(UnsafeRawBufferPointer(rebasing: $0[start...])) })
+        }) ?? nil else { return }
         guard let written else { return close(id) }
         wroteOutput(id, count: written)
     }
@@ -189,18 +199,18 @@ extension ServerCore {
     }
 
     private func wroteOutput(_ id: Connection.ID, count: Int) {
-        let state = connections.withValue(id) { connection -> Connection.State in
+        guard let after = connections.withValue(id, { connection -> WrittenOutput in
             connection.output.inFlight = false
             connection.output.sentUpTo += count
             connection.output.dropSent()
-            return connection.state
-        }
+            return WrittenOutput(connection)
+        }) else { return }
         if stopped { return }
-        afterWrite(id)
-        // Lines left behind an early write are handled now.
-        if state == .open(.behindWrite), connections.withValue(id, { $0.state }) == .open(.behindWrite) {
-            processLinesAndWipe(id)
-            if isReading(id) { notePartialLine(id, since: nil) }
+        afterWrite(id, after)
+        // Lines left behind an early write are handled now (afterWrite
+        // closes only a connection that is not open).
+        if after.state == .open(.behindWrite), case .open(let reading)? = processLinesAndWipe(id), reading != .parked {
+            notePartialLine(id, since: nil)
         }
     }
 
@@ -208,18 +218,72 @@ extension ServerCore {
     /// once drained if closing; epoll watches for writability while output
     /// is unsent.
     private func afterWrite(_ id: Connection.ID) {
-        guard let (unsent, isOpen, isReading, evaluating) = connections.withValue(id, { connection in
-            (connection.output.hasUnsent, connection.isOpen, connection.isReading, !connection.evaluationTags.isEmpty)
-        }) else { return }
-        if !isOpen && !unsent && !replyGate.isHolding(id) && !evaluating {
+        guard let after = connections.withValue(id, { WrittenOutput($0) }) else { return }
+        afterWrite(id, after)
+    }
+
+    private func afterWrite(_ id: Connection.ID, _ after: WrittenOutput) {
+        if !after.isOpen && !after.unsent && !replyGate.isHolding(id) && !after.evaluating {
             close(id)
             return
         }
         let watching = !watchingWritable.isEmpty && watchingWritable.contains(id)
-        if unsent != watching {
-            if unsent { watchingWritable.insert(id) } else { watchingWritable.remove(id) }
-            actions.append(.watch(id, reading: isReading, writing: unsent))
+        if after.unsent != watching {
+            if after.unsent { watchingWritable.insert(id) } else { watchingWritable.remove(id) }
+            actions.append(.watch(id, reading: after.state.isReading, writing: after.unsent))
         }
+    }
+}
+
+/// What `queued` needs of a connection after bytes were added (read in the
+/// same look-up that added them).
+struct QueuedOutput {
+    let unsent: Int
+    let inFlight: Bool
+    let isOpen: Bool
+
+    @inline(__always)
+    init(_ connection: Connection) {
+        unsent = connection.output.unsentByteCount
+        inFlight = connection.output.inFlight
+        isOpen = connection.isOpen
+    }
+}
+
+/// What `afterWrite` needs of a connection (read in one look-up).
+struct WrittenOutput {
+    let state: Connection.State
+    let unsent: Bool
+    let isOpen: Bool
+    let evaluating: Bool
+
+    @inline(__always)
+    init(_ connection: Connection) {
+        state = connection.state
+        unsent = connection.output.hasUnsent
+        isOpen = connection.isOpen
+        evaluating = !connection.evaluationTags.isEmpty
+    }
+}
+
+/// A flush's decision for one connection.
+enum FlushStep {
+    /// Nothing (a write is in flight, or nothing is owed).
+    case none
+    /// Its unsent output goes to the shell (`.send`, now in flight).
+    case send
+    /// Nothing unsent: closed if closing and drained, epoll watches updated.
+    case drained
+}
+
+extension Connection {
+    /// Marks a `.send` in flight if output is unsent and none is.
+    @inline(__always)
+    mutating func startSend() -> FlushStep {
+        guard output.hasUnsent else { return .drained }
+        if output.inFlight { return .none }
+        output.inFlight = true
+        return .send
     }
 }
 

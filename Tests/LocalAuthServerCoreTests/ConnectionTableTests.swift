@@ -6,7 +6,7 @@ import XCTest
 
 final class ConnectionTableTests: XCTestCase {
     func test_theTableAgreesWithADictionaryThroughCollidingInsertsAndRemoves() {
-        var table = ConnectionTable<FileDescriptor>(capacity: 16)
+        let table = ConnectionTable<FileDescriptor>(capacity: 16)
         var model: [UInt64: Int32] = [:]
         var random = UInt64(0x9E37_79B9_7F4A_7C15)
         func next() -> UInt64 {
@@ -49,7 +49,7 @@ final class ConnectionTableTests: XCTestCase {
 extension ConnectionTableTests {
     func test_givenIDZero_thenItIsNeverFoundNorRemovedAndInPlaceEditsChangeTheStoredValue() {
         // 0 marks an empty slot; a passcode job whose requester is gone carries it.
-        var table = ConnectionTable<[Int]>(capacity: 16)
+        let table = ConnectionTable<[Int]>(capacity: 16)
         table[16] = [1]
         XCTAssertNil(table[0])
         XCTAssertFalse(table.contains(0))

@@ -80,7 +80,8 @@ extension ServerCore {
         guard let ctx = ownedContext(request, connection), let policy = policy(request, connection) else { return }
         if !sensorIsSimulated, parkedForEnrollment(request, ctx: ctx, policy: policy, connection) { return }
         var tag = request.tag
-        tag.withUTF8 { answerCanEvaluate(ctx, policy: policy, tag: $0, connection, authenticator) }
+        let uid = peer(of: connection).uid
+        tag.withUTF8 { answerCanEvaluate(ctx, policy: policy, tag: $0, connection, caller: uid, authenticator) }
     }
 
     /// can-evaluate straight from the line's bytes, when it is the usual
@@ -94,10 +95,12 @@ extension ServerCore {
         // general path, where a parked request keeps its parsed form.
         guard sensorIsSimulated else { return false }
         let ctx = ContextID(high: line.ctxHigh, low: line.ctxLow)
-        guard logFailure == nil, connections.withValue(connection, { $0.contexts.contains(ctx) }) == true,
+        // One look-up: whether it owns the context, and who it is.
+        guard logFailure == nil,
+              let uid = connections.withValue(connection, { $0.contexts.contains(ctx) ? $0.peer.uid : nil }) ?? nil,
               let policy = Policy(rawValue: line.policyNumber)
         else { return false }
-        answerCanEvaluate(ctx, policy: policy, tag: line.tag, connection, authenticator)
+        answerCanEvaluate(ctx, policy: policy, tag: line.tag, connection, caller: uid, authenticator)
         return true
     }
 
@@ -105,9 +108,8 @@ extension ServerCore {
     /// `authenticator` is the server's, passed down so that the hot path
     /// borrows it (see `processLines`).
     func answerCanEvaluate(_ ctx: ContextID, policy: Policy, tag: UnsafeBufferPointer<UInt8>, _ connection: Connection.ID,
-                           _ authenticator: Authenticator) {
+                           caller uid: UserID, _ authenticator: Authenticator) {
         // S-48: two compares for root and the daemon's uid (the benchmarks run as root).
-        let uid = peer(of: connection).uid
         if uid != 0, uid != daemonUID, let refusal = loggedRequestRefusal(connection, events: 1) {
             return reply(connection, String(decoding: tag, as: UTF8.self), refusal)
         }
