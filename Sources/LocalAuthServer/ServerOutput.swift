@@ -13,7 +13,8 @@ extension ServerCore {
         let admitted = admitsOutput(connection)
         guard let after = connections.withValue(connection, { connection -> QueuedOutput in
             if admitted { connection.output.bytes.append(contentsOf: bytes) }
-            return QueuedOutput(connection)
+            return QueuedOutput(unsent: connection.output.unsentByteCount, inFlight: connection.output.inFlight,
+                                    isOpen: connection.isOpen)
         }) else { return }
         if !admitted { replyGate.hold(bytes, for: connection, barrier: authenticator.revealGate) }
         queued(on: connection, after)
@@ -31,7 +32,8 @@ extension ServerCore {
                 swap(&line.bytes, &connection.output.bytes)
                 write(&line)
                 swap(&line.bytes, &connection.output.bytes)
-                return QueuedOutput(connection)
+                return QueuedOutput(unsent: connection.output.unsentByteCount, inFlight: connection.output.inFlight,
+                                    isOpen: connection.isOpen)
             }) else { return }
             return queued(on: connection, after)
         }
@@ -203,7 +205,8 @@ extension ServerCore {
             connection.output.inFlight = false
             connection.output.sentUpTo += count
             connection.output.dropSent()
-            return WrittenOutput(connection)
+            return WrittenOutput(state: connection.state, unsent: connection.output.hasUnsent, isOpen: connection.isOpen,
+                                 evaluating: !connection.evaluationTags.isEmpty)
         }) else { return }
         if stopped { return }
         afterWrite(id, after)
@@ -218,7 +221,10 @@ extension ServerCore {
     /// once drained if closing; epoll watches for writability while output
     /// is unsent.
     private func afterWrite(_ id: Connection.ID) {
-        guard let after = connections.withValue(id, { WrittenOutput($0) }) else { return }
+        guard let after = connections.withValue(id, { connection in
+            WrittenOutput(state: connection.state, unsent: connection.output.hasUnsent, isOpen: connection.isOpen,
+                          evaluating: !connection.evaluationTags.isEmpty)
+        }) else { return }
         afterWrite(id, after)
     }
 
@@ -236,18 +242,12 @@ extension ServerCore {
 }
 
 /// What `queued` needs of a connection after bytes were added (read in the
-/// same look-up that added them).
+/// same look-up that added them; field by field: an initialiser taking the
+/// connection copied it out of the table, callgrind).
 struct QueuedOutput {
     let unsent: Int
     let inFlight: Bool
     let isOpen: Bool
-
-    @inline(__always)
-    init(_ connection: Connection) {
-        unsent = connection.output.unsentByteCount
-        inFlight = connection.output.inFlight
-        isOpen = connection.isOpen
-    }
 }
 
 /// What `afterWrite` needs of a connection (read in one look-up).
@@ -256,14 +256,6 @@ struct WrittenOutput {
     let unsent: Bool
     let isOpen: Bool
     let evaluating: Bool
-
-    @inline(__always)
-    init(_ connection: Connection) {
-        state = connection.state
-        unsent = connection.output.hasUnsent
-        isOpen = connection.isOpen
-        evaluating = !connection.evaluationTags.isEmpty
-    }
 }
 
 /// A flush's decision for one connection.
