@@ -17,7 +17,9 @@
 final class ConnectionTable<Value> {
     /// 0 = an empty slot (connection ids start at 16).
     private var ids: UnsafeMutablePointer<UInt64>
-    private var slots: UnsafeMutablePointer<Value?>
+    /// `slots[i]` is initialised exactly while `ids[i] != 0` (no Optional
+    /// to test at each look-up: its tag check cost ~9 instructions a time).
+    private var slots: UnsafeMutablePointer<Value>
     private var size: Int
     private var mask: Int
     private(set) var count = 0
@@ -35,11 +37,10 @@ final class ConnectionTable<Value> {
         ids = .allocate(capacity: size)
         ids.initialize(repeating: 0, count: size)
         slots = .allocate(capacity: size)
-        slots.initialize(repeating: nil, count: size)
     }
 
     deinit {
-        slots.deinitialize(count: size)
+        for slot in 0..<size where ids[slot] != 0 { (slots + slot).deinitialize(count: 1) }
         slots.deallocate()
         ids.deallocate()
     }
@@ -51,11 +52,20 @@ final class ConnectionTable<Value> {
             let slot = self.slot(of: id)
             return slot < 0 ? nil : slots[slot]
         }
-        @inline(__always) _modify {
+        _modify {
             let slot = self.slot(of: id)
             if slot >= 0 {
-                yield &slots[slot]
-                if case .none = slots[slot] { remove(id) }
+                // Moved out and back (no retain, no copy of its buffers).
+                var value: Value? = (slots + slot).move()
+                defer {
+                    if let value {
+                        (slots + slot).initialize(to: value)
+                    } else {
+                        count -= 1
+                        closeHole(at: slot)
+                    }
+                }
+                yield &value
             } else {
                 var added: Value?
                 yield &added
@@ -90,7 +100,7 @@ final class ConnectionTable<Value> {
         lent = true
         defer { lent = false }
         #endif
-        return try body(&slots[slot]!)
+        return try body(&slots[slot])
     }
 
     func insert(_ value: Value, for id: UInt64) {
@@ -99,25 +109,31 @@ final class ConnectionTable<Value> {
         if (count + 1) * 2 > size { grow() }
         var slot = Int(truncatingIfNeeded: id) & mask
         while ids[slot] != 0 && ids[slot] != id { slot = (slot + 1) & mask }
-        if ids[slot] == 0 { count += 1 }
-        ids[slot] = id
-        slots[slot] = value
+        if ids[slot] == 0 {
+            count += 1
+            ids[slot] = id
+            (slots + slot).initialize(to: value)
+        } else {
+            slots[slot] = value
+        }
     }
 
     /// Removes `id`'s value and returns it (nil: not there).
     @discardableResult
     func remove(_ id: UInt64) -> Value? {
-        guard id != 0 else { return nil }
-        var slot = Int(truncatingIfNeeded: id) & mask
-        while ids[slot] != id {
-            if ids[slot] == 0 { return nil }
-            slot = (slot + 1) & mask
-        }
+        let slot = self.slot(of: id)
+        guard slot >= 0 else { return nil }
         checkNotLent()
-        let value = slots[slot].take()
+        let value = (slots + slot).move()
         count -= 1
-        // Backward shift: later entries of the run move into the hole when
-        // their home slot is not between the hole and them.
+        closeHole(at: slot)
+        return value
+    }
+
+    /// `slot` was emptied (its value moved out): backward shift, later
+    /// entries of the run move into the hole when their home slot is not
+    /// between the hole and them.
+    private func closeHole(at slot: Int) {
         var hole = slot
         var next = (hole + 1) & mask
         while ids[next] != 0 {
@@ -125,14 +141,12 @@ final class ConnectionTable<Value> {
             let between = hole <= next ? (hole < home && home <= next) : (hole < home || home <= next)
             if !between {
                 ids[hole] = ids[next]
-                slots[hole] = slots[next].take()
+                (slots + hole).moveInitialize(from: slots + next, count: 1)
                 hole = next
             }
             next = (next + 1) & mask
         }
         ids[hole] = 0
-        slots[hole] = nil
-        return value
     }
 
     @inline(__always)
@@ -147,7 +161,7 @@ final class ConnectionTable<Value> {
     var values: [Value] {
         var all: [Value] = []
         all.reserveCapacity(count)
-        for slot in 0..<size where ids[slot] != 0 { all.append(slots[slot]!) }
+        for slot in 0..<size where ids[slot] != 0 { all.append(slots[slot]) }
         return all
     }
 
@@ -164,9 +178,9 @@ final class ConnectionTable<Value> {
 
     func removeAll() {
         checkNotLent()
-        for slot in 0..<size {
+        for slot in 0..<size where ids[slot] != 0 {
+            (slots + slot).deinitialize(count: 1)
             ids[slot] = 0
-            slots[slot] = nil
         }
         count = 0
     }
@@ -174,7 +188,7 @@ final class ConnectionTable<Value> {
     /// A new table whose size fits the count (after many connections closed).
     func resizedToFit() -> ConnectionTable {
         let copy = ConnectionTable(capacity: max(1024, count * 2))
-        for slot in 0..<size where ids[slot] != 0 { copy.insert(slots[slot]!, for: ids[slot]) }
+        for slot in 0..<size where ids[slot] != 0 { copy.insert(slots[slot], for: ids[slot]) }
         return copy
     }
 
@@ -185,10 +199,8 @@ final class ConnectionTable<Value> {
         ids = .allocate(capacity: size)
         ids.initialize(repeating: 0, count: size)
         slots = .allocate(capacity: size)
-        slots.initialize(repeating: nil, count: size)
         count = 0
-        for slot in 0..<oldSize where oldIDs[slot] != 0 { insert(oldSlots[slot].take()!, for: oldIDs[slot]) }
-        oldSlots.deinitialize(count: oldSize)
+        for slot in 0..<oldSize where oldIDs[slot] != 0 { insert((oldSlots + slot).move(), for: oldIDs[slot]) }
         oldSlots.deallocate()
         oldIDs.deallocate()
     }
