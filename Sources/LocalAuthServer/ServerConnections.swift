@@ -72,9 +72,7 @@ extension ServerCore {
         // Lines left unhandled (behind a parked request, or behind an early
         // write) may hold a secret: the shell's copy of them goes now (S-50).
         if now != .lines { lastInputHeldSecret = true }
-        if now == .parked { return false }
-        notePartialLine(id, since: nil)
-        return true
+        return now != .parked
     }
 
     /// The idle line timeout runs while the splitter holds a half line:
@@ -141,6 +139,7 @@ extension ServerCore {
         // for each request, it was retained and released around every call.
         let authenticator = self.authenticator
         let lineBuffer = self.lineBuffer
+        let monotonic = turn.monotonic
         var handled = false
         while true {
             // One look-up per line: after a handled line, much output queued
@@ -152,12 +151,17 @@ extension ServerCore {
                 guard case .open(let reading) = connection.state, reading != .parked else { return (nil, connection.state) }
                 if handled, connection.output.inFlight {
                     connection.state = .open(.behindWrite)
-                    return (nil, connection.state)
+                } else {
+                    connection.state = .open(.lines)
+                    let next = connection.splitter.next(copyingInto: lineBuffer)
+                    if case .line = next { connection.partialLineSince = nil }
+                    if next != nil { return (next, connection.state) }
                 }
-                connection.state = .open(.lines)
-                let next = connection.splitter.next(copyingInto: lineBuffer)
-                if case .line = next { connection.partialLineSince = nil }
-                return (next, connection.state)
+                // The batch ends with the connection read on: the idle line
+                // timeout runs while a half line waits (from when it started).
+                connection.partialLineSince = connection.splitter.hasPartialLine
+                    ? (connection.partialLineSince ?? monotonic) : nil
+                return (nil, connection.state)
             }) else { return nil }
             guard let event = next else { return state }
             switch event {

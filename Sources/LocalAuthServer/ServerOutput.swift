@@ -22,6 +22,7 @@ extension ServerCore {
 
     /// Writes one line with `write`: straight into the connection's output
     /// when the gate admits it (no copy), else through `send`.
+    @inline(__always)
     func sendLine(to connection: Connection.ID, _ write: (inout LineWriter) -> Void) {
         if admitsOutput(connection) {
             // `write` appends to the connection's output, in place (no
@@ -212,9 +213,7 @@ extension ServerCore {
         afterWrite(id, after)
         // Lines left behind an early write are handled now (afterWrite
         // closes only a connection that is not open).
-        if after.state == .open(.behindWrite), case .open(let reading)? = processLinesAndWipe(id), reading != .parked {
-            notePartialLine(id, since: nil)
-        }
+        if after.state == .open(.behindWrite) { processLinesAndWipe(id) }
     }
 
     /// A connection whose output was written (or that had none): closed
