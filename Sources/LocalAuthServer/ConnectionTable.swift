@@ -192,9 +192,21 @@ final class ConnectionTable<Value> {
         return copy
     }
 
-    private func grow() {
+    /// The same, in place: the owner keeps the table in a `let` (a `var`
+    /// of class type is retained around every call on it, twice per
+    /// request on the hot path).
+    func shrinkToFit() {
+        checkNotLent()
+        var fit = 16
+        while fit < max(1024, count * 2) { fit <<= 1 }
+        if fit < size { rehash(into: fit) }
+    }
+
+    private func grow() { rehash(into: size * 2) }
+
+    private func rehash(into newSize: Int) {
         let oldIDs = ids, oldSlots = slots, oldSize = size
-        size = oldSize * 2
+        size = newSize
         mask = size - 1
         ids = .allocate(capacity: size)
         ids.initialize(repeating: 0, count: size)

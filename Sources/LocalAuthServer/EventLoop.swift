@@ -34,7 +34,7 @@ final class EventLoop {
     /// Backend=fprintd: the sensor, whose bus socket is one of our fds.
     private(set) var fprintd: FprintdSensor?
     /// Every client socket, by the core's connection id.
-    var sockets = ConnectionTable<FileDescriptor>()
+    let sockets = ConnectionTable<FileDescriptor>()
     /// Reads the configuration files again (SIGHUP); nil = nothing to reload.
     var reload: (() throws -> DaemonConfiguration)? {
         didSet { core.canReload = reload != nil }

@@ -34,7 +34,8 @@ final class ServerCore {
     /// statvfs in the daemon; nil = unknown, nothing is refused for space).
     var freeSpace: (String) -> Int64? = { FreeSpace.available(at: $0) }
 
-    var connections = ConnectionTable<Connection>()
+    /// A `let`: a class-typed `var` is retained around each call on it.
+    let connections = ConnectionTable<Connection>()
     var connectionsPerUser: [UserID: Int] = [:]
     var contextOwners: [ContextID: Connection.ID] = [:]
     /// 16 on: the shell's epoll tokens below 16 are its own fds.

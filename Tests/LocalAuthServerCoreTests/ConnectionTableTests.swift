@@ -35,6 +35,13 @@ final class ConnectionTableTests: XCTestCase {
         // Shrunk to fit, the same entries.
         let fitted = table.resizedToFit()
         for probe in UInt64(16)..<112 { XCTAssertEqual(fitted[probe]?.rawValue, model[probe], "fitted, id \(probe)") }
+        // Shrunk in place (grown first so that it has room to give back), the same entries.
+        let roomy = ConnectionTable<FileDescriptor>(capacity: 8192)
+        for (id, fd) in model { roomy.insert(FileDescriptor(rawValue: fd), for: id) }
+        roomy.shrinkToFit()
+        XCTAssertEqual(roomy.capacity, 1024)
+        XCTAssertEqual(roomy.count, model.count)
+        for probe in UInt64(16)..<112 { XCTAssertEqual(roomy[probe]?.rawValue, model[probe], "shrunk, id \(probe)") }
         // The subscript's setter: nil removes.
         table[16] = FileDescriptor(rawValue: 7)
         XCTAssertEqual(table[16]?.rawValue, 7)
