@@ -142,45 +142,60 @@ extension ServerCore {
         let monotonic = turn.monotonic
         var handled = false
         while true {
+            // The usual can-evaluate is answered from the line's bytes while
+            // the sensor is simulated and the log records (`UsualCanEvaluate`).
+            let inPlace = sensorIsSimulated && logFailure == nil
             // One look-up per line: after a handled line, much output queued
             // stops the batch (it is written before the next line, `wrote`
             // goes on, as a client that reads while it pipelines must not be
             // mistaken for one that does not read); else the next line, taken
-            // only while the connection is open and not parked.
-            guard let (next, state) = connections.withValue(id, { connection -> (LineSplitter.CopiedLine?, Connection.State) in
-                guard case .open(let reading) = connection.state, reading != .parked else { return (nil, connection.state) }
+            // only while the connection is open and not parked, and, for the
+            // usual can-evaluate, whether it owns the context and who it is.
+            guard let (next, state) = connections.withValue(id, { connection -> (NextLine, Connection.State) in
+                guard case .open(let reading) = connection.state, reading != .parked else { return (.none, connection.state) }
                 if handled, connection.output.inFlight {
                     connection.state = .open(.behindWrite)
                 } else {
                     connection.state = .open(.lines)
-                    let next = connection.splitter.next(copyingInto: lineBuffer)
-                    if case .line = next { connection.partialLineSince = nil }
-                    if next != nil { return (next, connection.state) }
+                    switch connection.splitter.next(copyingInto: lineBuffer) {
+                    case .line(let line)?:
+                        connection.partialLineSince = nil
+                        if inPlace, let usual = UsualCanEvaluate(line, of: &connection) { return (.canEvaluate(usual), connection.state) }
+                        return (.line(line), connection.state)
+                    case .lineTooLong?:
+                        return (.tooLong, connection.state)
+                    case nil:
+                        break
+                    }
                 }
                 // The batch ends with the connection read on: the idle line
                 // timeout runs while a half line waits (from when it started).
                 connection.partialLineSince = connection.splitter.hasPartialLine
                     ? (connection.partialLineSince ?? monotonic) : nil
-                return (nil, connection.state)
+                return (.none, connection.state)
             }) else { return nil }
-            guard let event = next else { return state }
-            switch event {
-            case .lineTooLong:
+            switch next {
+            case .none:
+                return state
+            case .tooLong:
                 counters.linesTooLong += 1
                 refuse(id, ProtocolError(.lineTooLong, "Lines are limited to 8192 bytes."), bye: "protocol")
+            case .canEvaluate(let usual):
+                counters.requests += 1
+                answerCanEvaluate(usual.ctx, policy: usual.policy, tag: usual.tag, id, caller: usual.caller, authenticator)
+                handled = true
             case .line(let line):
                 counters.requests += 1
-                handle(line, on: id, authenticator)
+                handle(line, on: id)
                 handled = true
             }
         }
     }
 
-    /// One request line: the usual can-evaluate is answered from its
-    /// bytes; every other line is checked by the scanner and gets a
+    /// One request line other than the usual can-evaluate (answered from
+    /// its bytes in `processLines`): checked by the scanner, it gets a
     /// `Request` of Strings, its secrets apart in wipeable bytes (S-50).
-    func handle(_ line: UnsafeBufferPointer<UInt8>, on connection: Connection.ID, _ authenticator: Authenticator) {
-        if let usual = CanEvaluateLine(line), canEvaluateInPlace(usual, connection, authenticator) { return }
+    func handle(_ line: UnsafeBufferPointer<UInt8>, on connection: Connection.ID) {
         // The scanner is moved into a local for the line (and back): calls on
         // the stored property would copy it, retaining its span buffer.
         var scanner = RequestScanner()

@@ -1,6 +1,6 @@
 // The policy of a can-evaluate answered in place: `CanEvaluateLine` (the
 // protocol layer) matches the short names itself and hands the server
-// Apple's number, which `canEvaluateInPlace` turns into a `Policy` with
+// Apple's number, which `UsualCanEvaluate` turns into a `Policy` with
 // `Policy(rawValue:)`; every other line's policy is read by the core's
 // `Policy(wireName:)`. The two readings live in two modules, so this checks
 // they agree on every spelling the core knows and on near misses: a line

@@ -84,26 +84,6 @@ extension ServerCore {
         tag.withUTF8 { answerCanEvaluate(ctx, policy: policy, tag: $0, connection, caller: uid, authenticator) }
     }
 
-    /// can-evaluate straight from the line's bytes, when it is the usual
-    /// one (`CanEvaluateLine`), names a context this connection owns and a
-    /// known policy, the sensor is simulated and the log records. Anything
-    /// else returns false and goes through the scanner, `dispatch` and
-    /// `canEvaluate(_:_:)`, which give every error its usual answer;
-    /// nothing was recorded yet.
-    func canEvaluateInPlace(_ line: CanEvaluateLine, _ connection: Connection.ID, _ authenticator: Authenticator) -> Bool {
-        // A real sensor's checks may wait for fprintd (S-43): they take the
-        // general path, where a parked request keeps its parsed form.
-        guard sensorIsSimulated else { return false }
-        let ctx = ContextID(high: line.ctxHigh, low: line.ctxLow)
-        // One look-up: whether it owns the context, and who it is.
-        guard logFailure == nil,
-              let uid = connections.withValue(connection, { $0.contexts.contains(ctx) ? $0.peer.uid : nil }) ?? nil,
-              let policy = Policy(rawValue: line.policyNumber)
-        else { return false }
-        answerCanEvaluate(ctx, policy: policy, tag: line.tag, connection, caller: uid, authenticator)
-        return true
-    }
-
     /// Runs the check (S-17..S-20) and answers it.
     /// `authenticator` is the server's, passed down so that the hot path
     /// borrows it (see `processLines`).
@@ -179,5 +159,39 @@ final class CheckedReplies {
         }
         let count = self.count
         withUnsafeBytes(of: rendered) { line.bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+    }
+}
+
+/// The line of the next request, as `processLines` takes it from the splitter.
+enum NextLine {
+    /// None (the batch ends).
+    case none
+    case tooLong
+    case line(UnsafeBufferPointer<UInt8>)
+    case canEvaluate(UsualCanEvaluate)
+}
+
+/// can-evaluate straight from the line's bytes, when it is the usual one
+/// (`CanEvaluateLine`), names a context this connection owns and a known
+/// policy (`processLines` also requires a simulated sensor and a log that
+/// records). Anything else goes through the scanner, `dispatch` and
+/// `canEvaluate(_:_:)`, which give every error its usual answer; nothing
+/// was recorded yet. Judged in the look-up that took the line (the
+/// connection is borrowed: nothing else is read or changed).
+struct UsualCanEvaluate {
+    let ctx: ContextID
+    let policy: Policy
+    let tag: UnsafeBufferPointer<UInt8>
+    let caller: UserID
+
+    @inline(__always)
+    init?(_ line: UnsafeBufferPointer<UInt8>, of connection: inout Connection) {
+        guard let usual = CanEvaluateLine(line) else { return nil }
+        let ctx = ContextID(high: usual.ctxHigh, low: usual.ctxLow)
+        guard connection.contexts.contains(ctx), let policy = Policy(rawValue: usual.policyNumber) else { return nil }
+        self.ctx = ctx
+        self.policy = policy
+        tag = usual.tag
+        caller = connection.peer.uid
     }
 }
