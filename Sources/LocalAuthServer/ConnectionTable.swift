@@ -11,9 +11,12 @@
 // A class over manually allocated storage, not a struct of two arrays: the
 // core's connections are values changed in place many times per request,
 // and through arrays each change paid a uniqueness check and bounds checks
-// (callgrind, c=16 P=1: ~20 look-ups, +540 instructions per request). One
-// owner holds each table (the core, the shell); nobody copies it
-// (`resizedToFit` makes a new one).
+// (callgrind, c=16 P=1: ~20 look-ups, +540 instructions per request); a
+// `_read` accessor was not inlined and copied the whole connection out at
+// each look-up (+10,000). One owner holds each table (the core, the shell)
+// in a `let` (a class-typed `var` is retained around every call on it);
+// nobody copies it (`resizedToFit` makes a new one, `shrinkToFit` shrinks
+// it in place).
 final class ConnectionTable<Value> {
     /// 0 = an empty slot (connection ids start at 16).
     private var ids: UnsafeMutablePointer<UInt64>
