@@ -55,6 +55,7 @@ public struct LineSplitter: Sendable {
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
         guard !hasFailed, !bytes.isEmpty else { return }
         compact()
+        reserve(bytes.count)
         buffer.append(contentsOf: bytes)
     }
 
@@ -62,7 +63,24 @@ public struct LineSplitter: Sendable {
     public mutating func append(contentsOf bytes: some Sequence<UInt8>) {
         guard !hasFailed else { return }
         compact()
+        reserve(bytes.underestimatedCount)
         buffer.append(contentsOf: bytes)
+    }
+
+    /// Room for `more` bytes, grown here rather than by the append (F-25):
+    /// an array that regrows itself frees its old storage as it is, and a
+    /// partial line in it (the first part of a `secret=` that came in two
+    /// reads) would stay in freed memory. The old storage is zeroed first.
+    private mutating func reserve(_ more: Int) {
+        let needed = buffer.count + more
+        guard needed > buffer.capacity else { return }
+        var larger: [UInt8] = []
+        larger.reserveCapacity(Swift.max(needed, 2 * buffer.capacity))
+        larger.append(contentsOf: buffer)
+        buffer.withUnsafeMutableBytes { raw in
+            for index in raw.indices { raw[index] = 0 }
+        }
+        buffer = larger
     }
 
     /// The next complete line, `.lineTooLong` once, or nil when more input is needed.
@@ -97,6 +115,10 @@ public struct LineSplitter: Sendable {
         }
         if buffer.count - readIndex >= maximumLineLength {
             hasFailed = true
+            // Its bytes are never returned, so never wiped by the server.
+            buffer.withUnsafeMutableBytes { raw in
+                for index in raw.indices { raw[index] = 0 }
+            }
             buffer.removeAll(keepingCapacity: true)
             readIndex = 0
             scanIndex = 0
@@ -205,7 +227,16 @@ public struct LineSplitter: Sendable {
         if readIndex == buffer.count {
             buffer.removeAll(keepingCapacity: true)
         } else {
-            buffer.removeSubrange(0..<readIndex)
+            // The partial line moves to the front; the bytes it leaves past
+            // its new end (beyond the count, out of every later wipe's
+            // reach) are zeroed (F-25: a `secret=` split over reads).
+            let partial = buffer.count - readIndex, from = readIndex
+            buffer.withUnsafeMutableBytes { raw in
+                let base = raw.baseAddress!
+                base.copyMemory(from: base + from, byteCount: partial)  // memmove: they may overlap
+                for index in Swift.max(partial, from)..<raw.count { raw[index] = 0 }
+            }
+            buffer.removeLast(readIndex)
         }
         scanIndex -= readIndex
         readIndex = 0

@@ -170,8 +170,14 @@ extension ServerCore {
                 }
                 // The batch ends with the connection read on: the idle line
                 // timeout runs while a half line waits (from when it started).
-                connection.partialLineSince = connection.splitter.hasPartialLine
-                    ? (connection.partialLineSince ?? monotonic) : nil
+                if connection.splitter.hasPartialLine {
+                    connection.partialLineSince = connection.partialLineSince ?? monotonic
+                    // F-25: the read that brought it may hold a `secret=`'s
+                    // first part; the shell's copy of it goes (S-50).
+                    self.lastInputHeldSecret = true
+                } else {
+                    connection.partialLineSince = nil
+                }
                 return (.none, connection.state)
             }) else { return nil }
             switch next {

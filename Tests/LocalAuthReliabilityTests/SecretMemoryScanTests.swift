@@ -65,6 +65,46 @@ final class SecretMemoryScanTests: ReliabilityTestCase {
         XCTAssertEqual(found, [:], "copies of secrets in the daemon's memory after use (S-50)")
     }
 
+    /// F-25: a `secret=` whose line comes in two reads. The first read's
+    /// bytes stayed in the shell's read buffer (only a handled secret line
+    /// wiped it), its partial line in the splitter's storage when that grew
+    /// (the array's old storage freed as it was) or moved it to the front
+    /// (its old place past the new end, out of every wipe's reach).
+    func test_S50_F25_givenASecretLineSplitOverTwoReads_whenItIsChecked_thenTheDaemonsMemoryHoldsNoCopy() throws {
+        guard getuid() == 0 else { throw XCTSkip("reading another process's memory needs root") }
+        let daemon = try startDaemon()
+        guard let pid = daemon.pid else { return XCTFail("no pid") }
+        let client = try daemon.connect()
+        func secret(_ name: String, _ length: Int) -> String {
+            var text = name
+            while text.utf8.count < length { text += "." + name }
+            return Secrets.make(text + String(length))
+        }
+        XCTAssertOK(try client.request("s1 set-passcode secret=\(secret("Split-Right-Passcode", 60))"))
+        let ctx = try newContext(client)
+        try client.send("ev evaluate ctx=\(ctx) policy=owner reason=split")
+        XCTAssertEqual(try client.next(tag: "ev")["kind"], "passcode")
+        // The first part after a long batch (the partial line is moved to
+        // the front), then after a short line (the splitter grows for the
+        // second); in that order a later read does not overwrite either.
+        let afterShort = secret("Split-After-Short-Line", 130)
+        let afterBatch = secret("Split-After-Long-Batch", 150)
+        var sentBefore: [String: String] = [:]
+        for (name, attempt, before) in [("after a batch", afterBatch, 60), ("after a short line", afterShort, 1)] {
+            let line = Array("p\(before) passcode ctx=\(ctx) secret=\(attempt)\n".utf8)
+            let cut = line.count - 10
+            try client.sendRaw(Array(String(repeating: "a ping\n", count: before).utf8) + Array(line[..<cut]))
+            for _ in 0..<before { XCTAssertOK(try client.next(tag: "a"), "the first read is in") }
+            try client.sendRaw(Array(line[cut...]))
+            XCTAssertOK(try client.next(tag: "p\(before)"))
+            XCTAssertEqual(try client.next(tag: "ev")["kind"], "passcode", "checked: a wrong passcode, the prompt again")
+            sentBefore[name] = String(decoding: Array(attempt.utf8).dropLast(9), as: UTF8.self)
+        }
+        XCTAssertOK(try client.request("z ping"), "every line before it is handled")
+        let found = try copies(of: sentBefore, inMemoryOf: pid)
+        XCTAssertEqual(found, [:], "copies of a split secret's first part in the daemon's memory after its check (S-50)")
+    }
+
     /// How often each named needle (a long one's bytes after its first 16)
     /// occurs in the writable mappings of `pid`.
     private func copies(of needles: [String: String], inMemoryOf pid: pid_t) throws -> [String: Int] {
