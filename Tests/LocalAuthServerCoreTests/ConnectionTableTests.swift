@@ -72,3 +72,63 @@ extension ConnectionTableTests {
         XCTAssertEqual(table.count, 1)
     }
 }
+
+extension ConnectionTableTests {
+    /// The table holds its values in memory it manages itself (moves on
+    /// removal, rehash on growth and shrink, in-place edits): with a value
+    /// that counts its instances, every value it took is released exactly
+    /// once, none early (each still reads its own id), none kept after
+    /// removeAll or the table's end. A lost or doubled move fails the count
+    /// (and under -sanitize=address, the use or free of a stale one).
+    func test_givenValuesThatCountThemselves_whenInsertedMovedAndRemoved_thenEachIsReleasedExactlyOnce() {
+        final class Tracked {
+            nonisolated(unsafe) static var live = 0
+            let id: UInt64
+            init(_ id: UInt64) { self.id = id; Tracked.live += 1 }
+            deinit { Tracked.live -= 1 }
+        }
+        struct Value { var tracked: Tracked; var edits: [UInt64] }
+        var random = UInt64(0x2545_F491_4F6C_DD1D)
+        func next() -> UInt64 {
+            random ^= random << 13
+            random ^= random >> 7
+            random ^= random << 17
+            return random
+        }
+        do {
+            let table = ConnectionTable<Value>(capacity: 16)
+            var model: [UInt64: Int] = [:]
+            for step in 0..<20_000 {
+                let id = 16 + next() % 200
+                switch next() % 5 {
+                case 0: XCTAssertEqual(table.remove(id)?.tracked.id, model.removeValue(forKey: id).map { _ in id }, "step \(step)")
+                case 1:
+                    table[id] = nil
+                    model[id] = nil
+                case 2:
+                    table[id]?.edits.append(id)
+                    table.withValue(id) { $0.edits.append(id) }
+                    if model[id] != nil { model[id]! += 2 }
+                default:
+                    table.insert(Value(tracked: Tracked(id), edits: []), for: id)
+                    model[id] = 0
+                }
+                XCTAssertEqual(Tracked.live, model.count, "step \(step): values alive")
+                if step % 1_000 == 999 { table.shrinkToFit() }
+            }
+            for (id, edits) in model {
+                XCTAssertEqual(table[id]?.tracked.id, id)
+                XCTAssertEqual(table[id]?.edits, Array(repeating: id, count: edits))
+            }
+            let fitted = table.resizedToFit()
+            XCTAssertEqual(Tracked.live, model.count, "a resized copy shares the values")
+            fitted.removeAll()
+            XCTAssertEqual(Tracked.live, model.count, "the original still holds them")
+            table.removeAll()
+            XCTAssertEqual(Tracked.live, 0, "removeAll releases every value")
+            for id in model.keys { table.insert(Value(tracked: Tracked(id), edits: []), for: id) }
+            XCTAssertEqual(Tracked.live, model.count)
+        }
+        XCTAssertEqual(Tracked.live, 0, "the table's end releases every value")
+    }
+}
