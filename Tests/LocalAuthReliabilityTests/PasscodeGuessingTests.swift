@@ -192,7 +192,15 @@ final class PasscodeGuessingTests: ReliabilityTestCase {
         let flooderJobsBetween = log.events.filter {
             if case .passcodeChanged(0, true, _) = $0.body { return $0.seq > before && $0.seq < victimSeq } else { return false }
         }.count
-        XCTAssertLessThanOrEqual(flooderJobsBetween, 2, "the victim's job waited behind \(flooderJobsBetween) of the flooder's")
+        // Served in arrival order, the victim's job would start only after
+        // the flooder's running job and its whole queue: at least
+        // passcodeJobsPerUser + 1 of the flooder's verdicts before its own.
+        // Taking turns, it starts at once or after one; what the flooder
+        // completes on the other worker while the victim's hash runs
+        // depends on how fast each yescrypt runs under load (3 were seen
+        // during a CI run beside other builds), and stays below that.
+        XCTAssertLessThanOrEqual(flooderJobsBetween, Limits.passcodeJobsPerUser,
+                                 "the victim's job waited behind \(flooderJobsBetween) of the flooder's")
     }
 
     /// Finding F-9 (docs/RELIABILITY.md; the red team's): during a delay
