@@ -24,11 +24,6 @@ final class SecretMemoryScanTests: ReliabilityTestCase {
         // a copy), a short one (a small String lives on the stack), one with
         // escapes (decoded apart from the line), a non-ASCII one. Each is its
         // name repeated, so that any 32 bytes of it are its own.
-        func secret(_ name: String, _ length: Int) -> String {
-            var text = name
-            while text.utf8.count < length { text += "." + name }
-            return Secrets.make(text + String(length))
-        }
         let first = secret("Scan-First-Passcode", 90)
         let second = secret("Scan-Second-Passcode", 120)
         let wrong = secret("Scan-Wrong-Attempt", 150)
@@ -75,11 +70,6 @@ final class SecretMemoryScanTests: ReliabilityTestCase {
         let daemon = try startDaemon()
         guard let pid = daemon.pid else { return XCTFail("no pid") }
         let client = try daemon.connect()
-        func secret(_ name: String, _ length: Int) -> String {
-            var text = name
-            while text.utf8.count < length { text += "." + name }
-            return Secrets.make(text + String(length))
-        }
         XCTAssertOK(try client.request("s1 set-passcode secret=\(secret("Split-Right-Passcode", 60))"))
         let ctx = try newContext(client)
         try client.send("ev evaluate ctx=\(ctx) policy=owner reason=split")
@@ -105,31 +95,25 @@ final class SecretMemoryScanTests: ReliabilityTestCase {
         XCTAssertEqual(found, [:], "copies of a split secret's first part in the daemon's memory after its check (S-50)")
     }
 
+    /// `name` repeated to `length` bytes and the length (any 32 bytes of it are its own).
+    private func secret(_ name: String, _ length: Int) -> String {
+        var text = name
+        while text.utf8.count < length { text += "." + name }
+        return Secrets.make(text + String(length))
+    }
+
     /// How often each named needle (a long one's bytes after its first 16)
     /// occurs in the writable mappings of `pid`.
     private func copies(of needles: [String: String], inMemoryOf pid: pid_t) throws -> [String: Int] {
-        let maps = try String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8)
-        let memory = open("/proc/\(pid)/mem", O_RDONLY)
-        guard memory >= 0 else { throw XCTSkip("cannot read /proc/\(pid)/mem: errno \(errno)") }
-        defer { close(memory) }
         var found: [String: Int] = [:]
-        for line in maps.split(separator: "\n") {
-            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            guard fields.count >= 2, fields[1].hasPrefix("rw") else { continue }
-            let bounds = fields[0].split(separator: "-").compactMap { UInt64($0, radix: 16) }
-            guard bounds.count == 2, bounds[1] > bounds[0], bounds[1] - bounds[0] < 1 << 30 else { continue }
-            let size = Int(bounds[1] - bounds[0])
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
-            defer { buffer.deallocate() }
-            let count = pread(memory, buffer.baseAddress, size, off_t(Int64(bitPattern: bounds[0])))
-            guard count > 0 else { continue }
+        try ProcessMemory.forEachWritableMapping(of: String(pid)) { mapping in
             for (name, needle) in needles {
                 // Without its first 16 bytes when it is long: free() writes
                 // its list pointers there, over a buffer that held only the
                 // secret (a SecretBytes left unwiped would be missed).
                 let bytes = Array(needle.utf8)
                 let tail = bytes.count >= 48 ? Array(bytes.dropFirst(16)) : bytes
-                let occurrences = Secrets.occurrences(of: tail, in: UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+                let occurrences = Secrets.occurrences(of: tail, in: mapping)
                 if occurrences > 0 { found[name, default: 0] += occurrences }
             }
         }

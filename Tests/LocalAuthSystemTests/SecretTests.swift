@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import LocalAuthSystem
 import Synchronization
+import LocalAuthTestSupport
 import XCTest
 
 final class YescryptTests: XCTestCase {
@@ -49,24 +50,11 @@ final class YescryptTests: XCTestCase {
 
     /// Occurrences of the unmasked bytes in this process's writable mappings.
     private func copiesInOwnMemory(masked: [UInt8], mask: UInt8) throws -> Int {
-        let maps = try String(contentsOfFile: "/proc/self/maps", encoding: .utf8)
-        let memory = open("/proc/self/mem", O_RDONLY)
-        guard memory >= 0 else { throw XCTSkip("cannot read /proc/self/mem") }
-        defer { close(memory) }
         let first = masked[0] ^ mask
         var copies = 0
-        for line in maps.split(separator: "\n") {
-            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            guard fields.count >= 2, fields[1].hasPrefix("rw") else { continue }
-            let bounds = fields[0].split(separator: "-").compactMap { UInt64($0, radix: 16) }
-            guard bounds.count == 2, bounds[1] > bounds[0], bounds[1] - bounds[0] < 1 << 30 else { continue }
-            let size = Int(bounds[1] - bounds[0])
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
-            defer { buffer.deallocate() }
-            let count = pread(memory, buffer.baseAddress, size, off_t(Int64(bitPattern: bounds[0])))
-            guard count > 0 else { continue }
+        try ProcessMemory.forEachWritableMapping(of: "self") { buffer in
             var index = 0
-            while index + masked.count <= count {
+            while index + masked.count <= buffer.count {
                 if buffer[index] == first {
                     var same = true
                     for offset in 1..<masked.count where buffer[index + offset] != masked[offset] ^ mask {
