@@ -168,6 +168,14 @@ public struct LineSplitter: Sendable {
         }
     }
 
+    /// Zeroes every byte the splitter holds, returned or not, and forgets
+    /// them (S-50: a connection that goes away in the middle of a line with
+    /// a secret leaves no copy in freed memory).
+    public mutating func wipeAll() {
+        buffer.withUnsafeMutableBytes { SecretBytes.wipe($0) }
+        reset()
+    }
+
     /// Forgets all input and the failure, keeping the buffer's capacity, so
     /// the splitter can serve a new connection.
     public mutating func reset() {

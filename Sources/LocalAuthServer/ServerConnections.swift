@@ -289,6 +289,8 @@ extension ServerCore {
         // Its held output vanishes with it.
         replyGate.forget(id)
         watchingWritable.remove(id)
+        // A line it had not finished may hold a secret (S-50, F-26).
+        connections[id]?.splitter.wipeAll()
         guard let connection = connections.remove(id) else { return }
         let uid = connection.peer.uid
         connectionsPerUser[uid, default: 1] -= 1

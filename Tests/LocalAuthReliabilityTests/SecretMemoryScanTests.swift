@@ -95,6 +95,32 @@ final class SecretMemoryScanTests: ReliabilityTestCase {
         XCTAssertEqual(found, [:], "copies of a split secret's first part in the daemon's memory after its check (S-50)")
     }
 
+    /// A connection that sends the start of a secret line and goes away: the
+    /// partial line in its splitter is wiped with the connection, not only
+    /// freed (S-50; the red team's observation after F-25).
+    func test_S50_givenAnUnfinishedSecretLine_whenItsConnectionCloses_thenTheDaemonsMemoryHoldsNoCopy() throws {
+        guard getuid() == 0 else { throw XCTSkip("reading another process's memory needs root") }
+        let daemon = try startDaemon()
+        guard let pid = daemon.pid else { return XCTFail("no pid") }
+        var unfinished: [String: String] = [:]
+        for (name, before) in [("alone", 0), ("after a batch", 60)] {
+            let client = try daemon.connect()
+            let ctx = try newContext(client)
+            let attempt = secret("Unfinished-\(before)-Secret-Line", 140 + before)
+            try client.sendRaw(Array(String(repeating: "a ping\n", count: before).utf8)
+                               + Array("p passcode ctx=\(ctx) secret=\(attempt)".utf8))
+            for _ in 0..<before { XCTAssertOK(try client.next(tag: "a"), "the read is in") }
+            unfinished[name] = attempt
+            client.shutDown()
+        }
+        let admin = try daemon.connect()
+        // Observable: the daemon has forgotten both connections.
+        _ = try waitUntil { try admin.request("s stats")["connections"] == "1" }
+        XCTAssertEqual(try admin.request("s stats")["connections"], "1", "the two connections are gone")
+        let found = try copies(of: unfinished, inMemoryOf: pid)
+        XCTAssertEqual(found, [:], "copies of an unfinished secret line in the daemon's memory after its connection closed (S-50)")
+    }
+
     /// `name` repeated to `length` bytes and the length (any 32 bytes of it are its own).
     private func secret(_ name: String, _ length: Int) -> String {
         var text = name
