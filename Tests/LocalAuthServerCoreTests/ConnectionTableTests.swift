@@ -1,5 +1,6 @@
 // The connection table (the core's connections, the shell's sockets) against a Dictionary, through inserts and removes
 // that collide and wrap around (ids chosen to share home slots).
+import LocalAuthSeeded
 import LocalAuthSystem
 import XCTest
 @testable import LocalAuthServer
@@ -8,13 +9,8 @@ final class ConnectionTableTests: XCTestCase {
     func test_theTableAgreesWithADictionaryThroughCollidingInsertsAndRemoves() {
         let table = ConnectionTable<FileDescriptor>(capacity: 16)
         var model: [UInt64: Int32] = [:]
-        var random = UInt64(0x9E37_79B9_7F4A_7C15)
-        func next() -> UInt64 {
-            random ^= random << 13
-            random ^= random >> 7
-            random ^= random << 17
-            return random
-        }
+        var random = SeededGenerator(seed: 0x9E37_79B9_7F4A_7C15)
+        func next() -> UInt64 { random.next() }
         for step in 0..<20_000 {
             // Ids 16... in a narrow window, many sharing a slot modulo the size.
             let id = 16 + next() % 96
@@ -88,13 +84,8 @@ extension ConnectionTableTests {
             deinit { Tracked.live -= 1 }
         }
         struct Value { var tracked: Tracked; var edits: [UInt64] }
-        var random = UInt64(0x2545_F491_4F6C_DD1D)
-        func next() -> UInt64 {
-            random ^= random << 13
-            random ^= random >> 7
-            random ^= random << 17
-            return random
-        }
+        var random = SeededGenerator(seed: 0x2545_F491_4F6C_DD1D)
+        func next() -> UInt64 { random.next() }
         do {
             let table = ConnectionTable<Value>(capacity: 16)
             var model: [UInt64: Int] = [:]
