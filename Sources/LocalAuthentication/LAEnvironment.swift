@@ -13,16 +13,38 @@ import Dispatch
 import Foundation
 import LocalAuthProtocol
 
-/// Apple's observer protocol; the method is optional there, a default here.
 @available(macOS 15.0, iOS 18.0, *)
-public protocol LAEnvironmentObserver: AnyObject {
-    func environment(_ environment: LAEnvironment, stateDidChangeFrom oldState: LAEnvironment.State)
+extension LAEnvironment {
+    /// Apple's `LAEnvironment.Observer` (Objective-C `LAEnvironmentObserver`).
+    /// Its one method is `optional` in Apple's SDK; Swift on Linux has no
+    /// optional requirements, so it is a requirement with an empty default,
+    /// and it has one spelling only, Apple's: an app's observer either
+    /// matches it exactly or is never called, on iOS and here alike
+    /// (AppleNamesProbeTests type-checks a probe written from Apple's pages).
+    public protocol Observer: AnyObject {
+        func environment(_ environment: LAEnvironment, stateDidChangeFromOldState oldState: LAEnvironment.State)
+    }
 }
 
 @available(macOS 15.0, iOS 18.0, *)
-extension LAEnvironmentObserver {
-    public func environment(_ environment: LAEnvironment, stateDidChangeFrom oldState: LAEnvironment.State) {}
+extension LAEnvironment.Observer {
+    public func environment(_ environment: LAEnvironment, stateDidChangeFromOldState oldState: LAEnvironment.State) {}
 }
+
+/// Apple's Objective-C names, which Apple's Swift overlay renames: Swift
+/// code that spells them gets the same "renamed" error as on iOS.
+@available(*, unavailable, renamed: "LAEnvironment.Observer")
+public typealias LAEnvironmentObserver = LAEnvironment.Observer
+@available(*, unavailable, renamed: "LAEnvironment.State")
+public typealias LAEnvironmentState = LAEnvironment.State
+@available(*, unavailable, renamed: "LAEnvironment.Mechanism")
+public typealias LAEnvironmentMechanism = LAEnvironment.Mechanism
+@available(*, unavailable, renamed: "LAEnvironment.MechanismBiometry")
+public typealias LAEnvironmentMechanismBiometry = LAEnvironment.MechanismBiometry
+@available(*, unavailable, renamed: "LAEnvironment.MechanismUserPassword")
+public typealias LAEnvironmentMechanismUserPassword = LAEnvironment.MechanismUserPassword
+@available(*, unavailable, renamed: "LAEnvironment.MechanismCompanion")
+public typealias LAEnvironmentMechanismCompanion = LAEnvironment.MechanismCompanion
 
 @available(macOS 15.0, iOS 18.0, *)
 public final class LAEnvironment: NSObject, @unchecked Sendable {
@@ -60,7 +82,7 @@ public final class LAEnvironment: NSObject, @unchecked Sendable {
         return lock.withLock { current } ?? State.unreachable
     }
 
-    public func addObserver(_ observer: any LAEnvironmentObserver) {
+    public func addObserver(_ observer: any LAEnvironment.Observer) {
         lock.withLock {
             observers.removeAll { $0.value == nil || $0.value === observer }
             observers.append(WeakObserver(value: observer))
@@ -68,7 +90,7 @@ public final class LAEnvironment: NSObject, @unchecked Sendable {
         start()
     }
 
-    public func removeObserver(_ observer: any LAEnvironmentObserver) {
+    public func removeObserver(_ observer: any LAEnvironment.Observer) {
         lock.withLock { observers.removeAll { $0.value == nil || $0.value === observer } }
     }
 
@@ -112,7 +134,7 @@ public final class LAEnvironment: NSObject, @unchecked Sendable {
     }
 
     private func received(_ state: State) {
-        let (old, targets): (State?, [any LAEnvironmentObserver]) = lock.withLock {
+        let (old, targets): (State?, [any LAEnvironment.Observer]) = lock.withLock {
             let old = current
             current = state
             return (old, observers.compactMap { $0.value })
@@ -121,7 +143,7 @@ public final class LAEnvironment: NSObject, @unchecked Sendable {
         // Observers are the app's objects, called only on this serial queue.
         let box = ObserverList(targets)
         queue.async { [self] in
-            for observer in box.observers { observer.environment(self, stateDidChangeFrom: old) }
+            for observer in box.observers { observer.environment(self, stateDidChangeFromOldState: old) }
         }
     }
 
@@ -146,12 +168,12 @@ public final class LAEnvironment: NSObject, @unchecked Sendable {
 }
 
 private final class ObserverList: @unchecked Sendable {
-    let observers: [any LAEnvironmentObserver]
-    init(_ observers: [any LAEnvironmentObserver]) { self.observers = observers }
+    let observers: [any LAEnvironment.Observer]
+    init(_ observers: [any LAEnvironment.Observer]) { self.observers = observers }
 }
 
 private struct WeakObserver {
-    weak var value: (any LAEnvironmentObserver)?
+    weak var value: (any LAEnvironment.Observer)?
 }
 
 /// True to the first caller of `set` only.

@@ -14,71 +14,75 @@ import Foundation
 import LocalAuthProtocol
 
 @available(macOS 15.0, iOS 18.0, *)
-public class LAEnvironmentMechanism: NSObject, @unchecked Sendable {
-    public let isUsable: Bool
-    public let localizedName: String
-    /// An SF Symbols name, as Apple's (`touchid`, `faceid`, `opticid`, `key`).
-    public let iconSystemName: String
+extension LAEnvironment {
+    /// Apple's `LAEnvironment.Mechanism` (Objective-C `LAEnvironmentMechanism`).
+    public class Mechanism: NSObject, @unchecked Sendable {
+        public let isUsable: Bool
+        public let localizedName: String
+        /// An SF Symbols name, as Apple's (`touchid`, `faceid`, `opticid`, `key`).
+        public let iconSystemName: String
 
-    init(isUsable: Bool, localizedName: String, iconSystemName: String) {
-        self.isUsable = isUsable
-        self.localizedName = localizedName
-        self.iconSystemName = iconSystemName
-    }
-}
-
-@available(macOS 15.0, iOS 18.0, *)
-public final class LAEnvironmentMechanismBiometry: LAEnvironmentMechanism, @unchecked Sendable {
-    public let biometryType: LABiometryType
-    public let isEnrolled: Bool
-    public let isLockedOut: Bool
-    public let stateHash: Data
-    public let builtInSensorInaccessible: Bool
-
-    init(biometryType: LABiometryType, isEnrolled: Bool, isLockedOut: Bool, passcodeSet: Bool, stateHash: Data) {
-        self.biometryType = biometryType
-        self.isEnrolled = isEnrolled
-        self.isLockedOut = isLockedOut
-        self.stateHash = stateHash
-        builtInSensorInaccessible = false
-        let (name, icon): (String, String) = switch biometryType {
-        case .faceID: ("Face ID", "faceid")
-        case .opticID: ("Optic ID", "opticid")
-        default: ("Touch ID", "touchid")
+        init(isUsable: Bool, localizedName: String, iconSystemName: String) {
+            self.isUsable = isUsable
+            self.localizedName = localizedName
+            self.iconSystemName = iconSystemName
         }
-        super.init(isUsable: isEnrolled && !isLockedOut && passcodeSet, localizedName: name, iconSystemName: icon)
     }
-}
 
-@available(macOS 15.0, iOS 18.0, *)
-public final class LAEnvironmentMechanismUserPassword: LAEnvironmentMechanism, @unchecked Sendable {
-    public let isSet: Bool
+    /// Apple's `LAEnvironment.MechanismBiometry` (Objective-C `LAEnvironmentMechanismBiometry`).
+    public final class MechanismBiometry: Mechanism, @unchecked Sendable {
+        public let biometryType: LABiometryType
+        public let isEnrolled: Bool
+        public let isLockedOut: Bool
+        public let stateHash: Data
+        public let builtInSensorInaccessible: Bool
 
-    init(isSet: Bool) {
-        self.isSet = isSet
-        super.init(isUsable: isSet, localizedName: "Passcode", iconSystemName: "key")
+        init(biometryType: LABiometryType, isEnrolled: Bool, isLockedOut: Bool, passcodeSet: Bool, stateHash: Data) {
+            self.biometryType = biometryType
+            self.isEnrolled = isEnrolled
+            self.isLockedOut = isLockedOut
+            self.stateHash = stateHash
+            builtInSensorInaccessible = false
+            let (name, icon): (String, String) = switch biometryType {
+            case .faceID: ("Face ID", "faceid")
+            case .opticID: ("Optic ID", "opticid")
+            default: ("Touch ID", "touchid")
+            }
+            super.init(isUsable: isEnrolled && !isLockedOut && passcodeSet, localizedName: name, iconSystemName: icon)
+        }
     }
-}
 
-@available(macOS 15.0, iOS 18.0, *)
-public final class LAEnvironmentMechanismCompanion: LAEnvironmentMechanism, @unchecked Sendable {
-    public let type: LACompanionType
-    public let stateHash: Data?
+    /// Apple's `LAEnvironment.MechanismUserPassword` (Objective-C `LAEnvironmentMechanismUserPassword`).
+    public final class MechanismUserPassword: Mechanism, @unchecked Sendable {
+        public let isSet: Bool
 
-    init(type: LACompanionType) {
-        self.type = type
-        stateHash = nil
-        super.init(isUsable: false, localizedName: type == .watch ? "Apple Watch" : "Mac", iconSystemName: "applewatch")
+        init(isSet: Bool) {
+            self.isSet = isSet
+            super.init(isUsable: isSet, localizedName: "Passcode", iconSystemName: "key")
+        }
+    }
+
+    /// Apple's `LAEnvironment.MechanismCompanion` (Objective-C `LAEnvironmentMechanismCompanion`).
+    public final class MechanismCompanion: Mechanism, @unchecked Sendable {
+        public let type: LACompanionType
+        public let stateHash: Data?
+
+        init(type: LACompanionType) {
+            self.type = type
+            stateHash = nil
+            super.init(isUsable: false, localizedName: type == .watch ? "Apple Watch" : "Mac", iconSystemName: "applewatch")
+        }
     }
 }
 
 @available(macOS 15.0, iOS 18.0, *)
 extension LAEnvironment {
+    /// Apple's `LAEnvironment.State` (Objective-C `LAEnvironmentState`).
     public final class State: NSObject, NSCopying, @unchecked Sendable {
-        public let biometry: LAEnvironmentMechanismBiometry?
-        public let userPassword: LAEnvironmentMechanismUserPassword?
+        public let biometry: MechanismBiometry?
+        public let userPassword: MechanismUserPassword?
         /// Paired companions: none exist here.
-        public let companions: [LAEnvironmentMechanismCompanion]
+        public let companions: [MechanismCompanion]
 
         /// The STATE line's fields, kept for comparison (a change is any field's).
         let fields: [String]
@@ -88,10 +92,10 @@ extension LAEnvironment {
             let type = LABiometryType(wireName: value("biometry"))
             let enrolled = (Int(value("enrolled")) ?? 0) > 0
             let passcodeSet = value("passcode-set") == "true"
-            biometry = type == .none ? nil : LAEnvironmentMechanismBiometry(
+            biometry = type == .none ? nil : MechanismBiometry(
                 biometryType: type, isEnrolled: enrolled, isLockedOut: value("locked-out") == "true",
                 passcodeSet: passcodeSet, stateHash: Data(hex: value("domain-state")) ?? Data())
-            userPassword = LAEnvironmentMechanismUserPassword(isSet: passcodeSet)
+            userPassword = MechanismUserPassword(isSet: passcodeSet)
             companions = []
             fields = ["biometry", "enrolled", "passcode-set", "locked-out", "domain-state"].map(value)
         }
@@ -107,7 +111,7 @@ extension LAEnvironment {
         static var unreachable: State { State() }
 
         /// Every mechanism: biometry, the user password, the companions.
-        public var allMechanisms: [LAEnvironmentMechanism] {
+        public var allMechanisms: [Mechanism] {
             [biometry, userPassword].compactMap { $0 } + companions
         }
 

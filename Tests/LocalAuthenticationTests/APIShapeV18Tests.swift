@@ -133,13 +133,13 @@ final class APIShapeV18Tests: XCTestCase {
         let environment: LAEnvironment = LAEnvironment.currentUser
         _ = environment
         let state: LAEnvironment.State? = nil
-        let biometry: LAEnvironmentMechanismBiometry? = state?.biometry
+        let biometry: LAEnvironment.MechanismBiometry? = state?.biometry
         let type: LABiometryType? = biometry?.biometryType
         let flags: [Bool?] = [biometry?.isUsable, biometry?.isEnrolled, biometry?.isLockedOut, biometry?.builtInSensorInaccessible,
                               state?.userPassword?.isUsable, state?.userPassword?.isSet]
         let hash: Data? = biometry?.stateHash
-        let companions: [LAEnvironmentMechanismCompanion]? = state?.companions
-        let all: [LAEnvironmentMechanism]? = state?.allMechanisms
+        let companions: [LAEnvironment.MechanismCompanion]? = state?.companions
+        let all: [LAEnvironment.Mechanism]? = state?.allMechanisms
         XCTAssertNil(type)
         XCTAssertEqual(flags.compactMap { $0 }, [])
         XCTAssertNil(hash)

@@ -7,13 +7,13 @@ import LocalAuthentication
 import LocalAuthTestSupport
 import XCTest
 
-/// Collects `environment(_:stateDidChangeFrom:)` calls; waits for the next.
-final class RecordingObserver: NSObject, LAEnvironmentObserver, @unchecked Sendable {
+/// Collects `environment(_:stateDidChangeFromOldState:)` calls (Apple's spelling); waits for the next.
+final class RecordingObserver: NSObject, LAEnvironment.Observer, @unchecked Sendable {
     private let lock = NSLock()
     private let arrived = DispatchSemaphore(value: 0)
     private var changes: [(old: LAEnvironment.State, new: LAEnvironment.State)] = []
 
-    func environment(_ environment: LAEnvironment, stateDidChangeFrom oldState: LAEnvironment.State) {
+    func environment(_ environment: LAEnvironment, stateDidChangeFromOldState oldState: LAEnvironment.State) {
         lock.withLock { changes.append((oldState, environment.state)) }
         arrived.signal()
     }
@@ -90,6 +90,30 @@ final class DomainStateAndEnvironmentTests: LiveTestCase {
         guard let reset = observer.waitFor({ $0.biometry?.isLockedOut == false }) else { return }
         XCTAssertEqual(reset.old.biometry?.isLockedOut, true)
         XCTAssertEqual(reset.new.biometry?.isUsable, true)
+    }
+
+    /// Issue 33: an observer written with Apple's spelling
+    /// (`environment(_:stateDidChangeFromOldState:)`) is called for each kind
+    /// of change: a passcode set, an enrollment, a lockout, a reset.
+    func testAppleSpelledObserverHearsPasscodeEnrollmentLockoutAndReset() throws {
+        let environment = LAEnvironment(socketPath: daemon.socketPath)
+        let observer = RecordingObserver()
+        environment.addObserver(observer)
+        XCTAssertEqual(environment.state.userPassword?.isSet, false)
+        try admin.ok("set-passcode secret=1234")
+        guard let passcode = observer.waitFor({ $0.userPassword?.isSet == true }) else { return }
+        XCTAssertEqual(passcode.old.userPassword?.isSet, false)
+        try admin.ok("enroll uid=0 template=right-index")
+        guard let enrolled = observer.waitFor({ $0.biometry?.isEnrolled == true }) else { return }
+        XCTAssertEqual(enrolled.old.biometry?.isEnrolled, false)
+        XCTAssertNotEqual(enrolled.new.biometry?.stateHash, enrolled.old.biometry?.stateHash)
+        try lockOut()
+        guard let locked = observer.waitFor({ $0.biometry?.isLockedOut == true }) else { return }
+        XCTAssertEqual(locked.old.biometry?.isLockedOut, false)
+        try admin.ok("reset uid=0")
+        guard let reset = observer.waitFor({ $0.biometry?.isLockedOut == false }) else { return }
+        XCTAssertEqual(reset.old.biometry?.isLockedOut, true)
+        environment.removeObserver(observer)
     }
 
     func testCurrentUserIsTheProcessUsersEnvironment() throws {
