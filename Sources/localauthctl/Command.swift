@@ -57,8 +57,9 @@ enum Tool {
     static var commands: [any Command.Type] {
         [
         StatusCommand.self, CanEvaluateCommand.self, EvaluateCommand.self, PasscodeCommand.self,
-        SetPasscodeCommand.self, ClearPasscodeCommand.self,
-        EnrollCommand.self, UnenrollCommand.self, SensorCommand.self, UnlockedCommand.self, ResetCommand.self,
+        SetPasscodeCommand.self, AdminCommand<ClearPasscodeVerb>.self,
+        AdminCommand<EnrollVerb>.self, AdminCommand<UnenrollVerb>.self, AdminCommand<SensorVerb>.self,
+        AdminCommand<UnlockedVerb>.self, AdminCommand<ResetVerb>.self,
         CallCommand.self,
         LogCommand.self, ReplayCommand.self, VerifyCommand.self, RepairCommand.self,
         ]

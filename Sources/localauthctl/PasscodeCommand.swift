@@ -33,7 +33,7 @@ struct PasscodeCommand: Command {
             action = try SetPasscodeCommand(rest)
         case "clear":
             if arguments.flag("--secret-stdin") { throw UsageError("passcode clear reads no secret; drop --secret-stdin") }
-            action = try ClearPasscodeCommand(rest)
+            action = try AdminCommand<ClearPasscodeVerb>(rest)
         default:
             throw UsageError("invalid action '\(verb)': expected set or clear")
         }
