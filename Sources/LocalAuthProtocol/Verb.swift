@@ -1,7 +1,7 @@
 // The verbs of PROTOCOL.md's table and the keys each takes, so the server
 // answers `unknown-verb` and `bad-argument` from one table and clients spell
 // verbs from the same one. Two extensions beyond the table, documented in
-// docs/ARCHITECTURE.md: `stats` (admin counters) and `message=` on `sensor`
+// docs/decisions/0001-where-the-spec-is-silent.md: `stats` (admin counters) and `message=` on `sensor`
 // (the text of a `retry` reading). Which keys are required, and what a value means,
 // is the server's business (e.g. a missing `reason=` is bad-argument, S-21).
 

@@ -10,7 +10,7 @@
 // - No companions exist on this machine (S-18): `companion` lists none and
 //   has no hash.
 // - `stateHash`, Apple's "combined" hash, is the biometry hash: biometry is
-//   the only mechanism with a state here (docs/ARCHITECTURE.md, "Apple's API").
+//   the only mechanism with a state here (docs/decisions/0002-apple-api-ios18.md).
 
 import Foundation
 

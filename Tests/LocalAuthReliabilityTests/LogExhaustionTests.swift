@@ -1,7 +1,7 @@
 // Log exhaustion (issue 15 items 2 and 11, S-48): each attack of the issue
 // replayed by an unprivileged uid against the real daemon, with the secure
 // outcome asserted by counting what the log holds before and after, never
-// by timing. The means are in docs/ARCHITECTURE.md "Decisions" (S-48).
+// by timing. The means are in docs/decisions/0003-no-user-exhausts-the-log.md (S-48).
 import Foundation
 import Glibc
 import LocalAuthCore

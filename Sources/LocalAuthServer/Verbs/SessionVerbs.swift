@@ -10,7 +10,7 @@ extension ServerCore {
         replyOK(connection, request.tag, [
             ("protocol", "1"), ("server", "localauthd/\(version)"), ("uid", String(peer(of: connection).uid)),
             ("biometry", authenticator.state.rules.biometryType.wireName),
-            // Extension (docs/ARCHITECTURE.md): LAContext.maxBiometryFailures.
+            // Extension (docs/decisions/0002-apple-api-ios18.md): LAContext.maxBiometryFailures.
             ("lockout-threshold", String(authenticator.state.rules.lockoutThreshold)),
         ])
     }
