@@ -83,26 +83,12 @@ final class AppleNamesProbeTests: XCTestCase {
 
     /// swiftc's exit status and its warning and error lines for `source`.
     private func typecheck(_ source: String, mode: String) throws -> (Int32, [String]) {
-        guard let swiftc = SeedVerbatimTests.findSwiftc() else { throw XCTSkip("swiftc not on PATH") }
-        let modules = URL(fileURLWithPath: try Binary.localauthd()).deletingLastPathComponent()
-            .appendingPathComponent("Modules").path
-        guard FileManager.default.fileExists(atPath: modules + "/LocalAuthentication.swiftmodule") else {
-            throw XCTSkip("no LocalAuthentication.swiftmodule in \(modules)")
-        }
         let directory = TemporaryDirectory()
         let file = directory.path + "/probe.swift"
         try source.write(toFile: file, atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: swiftc)
-        process.arguments = ["-typecheck", "-swift-version", mode, "-module-name", "probe", "-I", modules, file]
-        let pipe = Pipe()
-        process.standardError = pipe
-        process.standardOutput = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let (status, output) = try SeedVerbatimTests.typecheck(file, mode: mode, moduleName: "probe")
         let diagnostics = output.split(separator: "\n").map(String.init)
             .filter { $0.hasPrefix(file) && ($0.contains(": warning:") || $0.contains(": error:")) }
-        return (process.terminationStatus, diagnostics)
+        return (status, diagnostics)
     }
 }

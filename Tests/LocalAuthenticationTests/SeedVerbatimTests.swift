@@ -23,29 +23,37 @@ final class SeedVerbatimTests: XCTestCase {
     static let seeds = ["seed000": "Seed000.swift", "seed001": "Seed001.swift", "seed002": "Seed002.swift"]
 
     func testSeedCodeCompilesUnchangedInSwift5Mode() throws {
-        guard let swiftc = Self.findSwiftc() else { throw XCTSkip("swiftc not on PATH") }
-        let modules = URL(fileURLWithPath: try Binary.localauthd()).deletingLastPathComponent().appendingPathComponent("Modules").path
-        guard FileManager.default.fileExists(atPath: modules + "/LocalAuthentication.swiftmodule") else {
-            throw XCTSkip("no LocalAuthentication.swiftmodule in \(modules)")
-        }
         for (name, fileName) in Self.seeds.sorted(by: { $0.key < $1.key }) {
             let file = Self.seedDirectory + "/" + fileName
             XCTAssertTrue(FileManager.default.fileExists(atPath: file), file)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: swiftc)
-            process.arguments = ["-typecheck", "-swift-version", "5", "-module-name", name, "-I", modules, file]
-            let pipe = Pipe()
-            process.standardError = pipe
-            process.standardOutput = pipe
-            try process.run()
-            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            XCTAssertEqual(process.terminationStatus, 0, "\(name) does not compile:\n\(output)")
+            let (status, output) = try Self.typecheck(file, mode: "5", moduleName: name)
+            XCTAssertEqual(status, 0, "\(name) does not compile:\n\(output)")
             let diagnostics = output.split(separator: "\n").filter { $0.contains(": warning:") || $0.contains(": error:") }
             for line in diagnostics {
                 XCTAssertTrue(line.contains("switch must be exhaustive"), "\(name): \(line)")
             }
         }
+    }
+
+    /// `swiftc -typecheck` of `file` against the built LocalAuthentication
+    /// module in Swift `mode`: its exit status and everything it printed.
+    /// Skips when no swiftc or no built module is there.
+    static func typecheck(_ file: String, mode: String, moduleName: String) throws -> (Int32, String) {
+        guard let swiftc = findSwiftc() else { throw XCTSkip("swiftc not on PATH") }
+        let modules = URL(fileURLWithPath: try Binary.localauthd()).deletingLastPathComponent().appendingPathComponent("Modules").path
+        guard FileManager.default.fileExists(atPath: modules + "/LocalAuthentication.swiftmodule") else {
+            throw XCTSkip("no LocalAuthentication.swiftmodule in \(modules)")
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: swiftc)
+        process.arguments = ["-typecheck", "-swift-version", mode, "-module-name", moduleName, "-I", modules, file]
+        let pipe = Pipe()
+        process.standardError = pipe
+        process.standardOutput = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, output)
     }
 
     static func findSwiftc() -> String? {
