@@ -83,6 +83,56 @@ public struct DBusMessage {
         return readBasic(type)
     }
 
+    /// Reads a body of one property dictionary ("a{sv}", a Properties.GetAll
+    /// reply): the entries whose value is a basic type of `DBusBasicType`,
+    /// or a struct that starts with one (logind's `User` "(uo)": its first
+    /// member); every other entry is skipped. At most `limit` entries; nil
+    /// for any other shape.
+    public func readProperties(limit: Int = 128) -> [String: DBusValue]? {
+        guard hasSignature("a{sv}"), sd_bus_message_rewind(raw, 1) >= 0,
+              sd_bus_message_enter_container(raw, CChar(UInt8(ascii: "a")), "{sv}") > 0 else { return nil }
+        var properties: [String: DBusValue] = [:]
+        for _ in 0...limit {
+            let entered = sd_bus_message_enter_container(raw, CChar(UInt8(ascii: "e")), "sv")
+            if entered == 0 { return properties }
+            guard entered > 0, let key = readBasic(.string)?.string else { return nil }
+            var type: CChar = 0
+            var contents: UnsafePointer<CChar>?
+            guard sd_bus_message_peek_type(raw, &type, &contents) > 0, let contents,
+                  let signature = DBusMessage.bounded(contents) else { return nil }
+            if let value = readVariantValue(signature) {
+                properties[key] = value
+            } else if sd_bus_message_skip(raw, "v") < 0 {
+                return nil
+            }
+            guard sd_bus_message_exit_container(raw) >= 0 else { return nil }
+        }
+        return nil
+    }
+
+    /// The value of the variant at the read position when its signature is
+    /// a basic type we read, or a struct whose first member is one (the
+    /// rest of the struct is skipped); nil (nothing read) otherwise.
+    private func readVariantValue(_ signature: String) -> DBusValue? {
+        if let type = DBusBasicType(signature: signature) {
+            guard sd_bus_message_enter_container(raw, CChar(UInt8(ascii: "v")), signature) > 0 else { return nil }
+            let value = readBasic(type)
+            _ = sd_bus_message_exit_container(raw)
+            return value
+        }
+        guard signature.count >= 3, signature.first == "(", signature.last == ")",
+              let first = signature.dropFirst().first, let type = DBusBasicType(signature: String(first)) else { return nil }
+        let inner = String(signature.dropFirst().dropLast())
+        guard sd_bus_message_enter_container(raw, CChar(UInt8(ascii: "v")), signature) > 0 else { return nil }
+        defer { _ = sd_bus_message_exit_container(raw) }
+        guard sd_bus_message_enter_container(raw, CChar(UInt8(ascii: "r")), inner) > 0 else { return nil }
+        let value = readBasic(type)
+        // The struct's other members are not read: exiting skips them.
+        _ = sd_bus_message_skip(raw, String(inner.dropFirst()))
+        _ = sd_bus_message_exit_container(raw)
+        return value
+    }
+
     private func readBasic(_ type: DBusBasicType) -> DBusValue? {
         let code = CChar(UInt8(ascii: type.code))
         switch type {
@@ -123,6 +173,16 @@ public final class DBusOwnedMessage {
 public enum DBusBasicType: Sendable {
     case string, objectPath, boolean, uint32
 
+    init?(signature: String) {
+        switch signature {
+        case "s": self = .string
+        case "o": self = .objectPath
+        case "b": self = .boolean
+        case "u": self = .uint32
+        default: return nil
+        }
+    }
+
     var code: Unicode.Scalar {
         switch self {
         case .string: return "s"
@@ -140,6 +200,7 @@ public enum DBusValue: Sendable, Equatable {
 
     public var string: String? { if case .string(let s) = self { return s } else { return nil } }
     public var boolean: Bool? { if case .boolean(let b) = self { return b } else { return nil } }
+    public var uint32: UInt32? { if case .uint32(let u) = self { return u } else { return nil } }
 }
 
 /// One argument of a call (or of a test message).
