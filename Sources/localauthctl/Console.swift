@@ -1,6 +1,8 @@
 // Output: stdout is buffered here and written with write(2) (it may be a
 // pager's pipe, see Pager); stderr is for diagnostics and prompts and is
-// written at once, after flushing stdout so the two stay in order.
+// written at once, after flushing stdout so the two stay in order. Both
+// pass through DisplayText: no control a user put into an event, a message
+// or a file name reaches the terminal raw (issue 27 item 10).
 
 import Glibc
 
@@ -8,14 +10,14 @@ enum Console {
     nonisolated(unsafe) private static var buffer: [UInt8] = []
 
     static func out(_ text: String, terminator: String = "\n") {
-        buffer.append(contentsOf: text.utf8)
+        buffer.append(contentsOf: DisplayText.escaped(text, keepingLineFeeds: true).utf8)
         buffer.append(contentsOf: terminator.utf8)
         if buffer.count >= 64 * 1024 { flush() }
     }
 
     static func error(_ text: String) {
         flush()
-        writeAll(2, Array((text + "\n").utf8))
+        writeAll(2, Array((DisplayText.escaped(text, keepingLineFeeds: true) + "\n").utf8))
     }
 
     static func flush() {

@@ -1,5 +1,6 @@
 // Hand-written JSON for `-o json`: one object per line, keys in the order
-// given (AUDIT.md's order), strings escaped per RFC 8259.
+// given (AUDIT.md's order), strings escaped per RFC 8259, and every code
+// point DisplayText names (C1 and bidi controls too) as `\uXXXX`.
 
 enum JSONValue {
     case string(String)
@@ -70,9 +71,8 @@ enum JSONValue {
             case "\u{08}": out += "\\b"
             case "\u{0C}": out += "\\f"
             default:
-                if scalar.value < 0x20 || scalar.value == 0x7F || scalar == "\u{2028}" || scalar == "\u{2029}" {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                if DisplayText.mustEscape(scalar.value) {
+                    DisplayText.appendEscape(scalar.value, to: &out)
                 } else {
                     out.unicodeScalars.append(scalar)
                 }

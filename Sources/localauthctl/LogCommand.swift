@@ -249,11 +249,14 @@ struct EventPrinter {
         return shortValue(value)
     }
 
-    /// Values as in the wire protocol: bare when possible, else JSON-quoted.
+    /// Values as in the wire protocol: bare when possible, else JSON-quoted
+    /// (which escapes every control, DisplayText).
     static func shortValue(_ value: JSONValue) -> String {
         switch value {
         case .string(let s):
-            let bare = !s.isEmpty && s.unicodeScalars.allSatisfy { $0.value > 0x20 && $0 != "\"" && $0 != "=" && $0.value != 0x7F && $0 != "\\" }
+            let bare = !s.isEmpty && s.unicodeScalars.allSatisfy {
+                $0.value > 0x20 && $0 != "\"" && $0 != "=" && $0 != "\\" && !DisplayText.mustEscape($0.value)
+            }
             return bare ? s : value.text
         default:
             return value.text

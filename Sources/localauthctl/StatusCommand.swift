@@ -47,7 +47,7 @@ struct StatusCommand: Command {
         }
         let rows = reply.arguments.map { argument -> (String, String) in
             let label = Self.fields.first { $0.wire == argument.key }?.label ?? argument.key
-            var value = argument.value
+            var value = DisplayText.field(argument.value)
             if argument.key == "retry-after" { value = value == "0" ? "no delay" : "\(value) s" }
             return (label, value)
         }

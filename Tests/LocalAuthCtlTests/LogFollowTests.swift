@@ -87,16 +87,16 @@ final class LogFollowTests: XCTestCase {
     }
 }
 
-/// `localauthctl log --follow -o json` in the background, its output in a file.
-private final class Follower {
+/// `localauthctl log --follow -o FORMAT` in the background, its output in a file.
+final class Follower {
     let process = Process()
     let output: String
 
-    init(_ stateDirectory: String) throws {
-        output = stateDirectory + "/../follow-\(getpid()).out"
+    init(_ stateDirectory: String, format: String = "json") throws {
+        output = stateDirectory + "/../follow-\(getpid())-\(format).out"
         _ = FileManager.default.createFile(atPath: output, contents: nil)
         process.executableURL = URL(fileURLWithPath: try ctlBinary())
-        process.arguments = ["log", "-D", stateDirectory, "--follow", "-o", "json"]
+        process.arguments = ["log", "-D", stateDirectory, "--follow", "-o", format]
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
         process.standardError = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
