@@ -15,7 +15,7 @@ public enum Command: Sendable, Equatable {
     /// `invalidate` (reason app, S-13) or the connection closed (disconnect, S-14).
     case invalidate(ctx: ContextID, reason: InvalidationReason)
     case canEvaluate(ctx: ContextID, policy: Policy)
-    case evaluate(ctx: ContextID, policy: Policy, reason: String)
+    case evaluate(ctx: ContextID, policy: Policy, reason: String, options: EvaluationOptions = EvaluationOptions())
     /// A reading from the sensor backend for `uid`'s waiting prompt (S-34).
     case sensor(uid: UserID, reading: SensorReading)
     case fallback(ctx: ContextID)
@@ -51,6 +51,10 @@ public enum Command: Sendable, Equatable {
     case acceptLogRollback(journalSeq: UInt64, logSeq: UInt64, by: UserID)
     /// A right was saved, removed, authorized or read (Rights.swift).
     case recordRight(RightFact)
+    /// S-63: logind announced PrepareForSleep(`suspending`); with
+    /// `endScans` (CancelOnSuspend=yes) every evaluation whose sensor scans
+    /// ends with systemCancel, reason suspend.
+    case systemSleep(suspending: Bool, endScans: Bool)
 }
 
 /// Why a command was refused. Names are PROTOCOL.md's protocol errors, plus
@@ -86,4 +90,48 @@ public struct Rejection: Error, Sendable, Equatable {
     /// as allowed; nothing was recorded and the prompt still waits.
     public static let passcodeQueueFull = Rejection(.busy,
         "Too many passcode checks are waiting for this user; wait for their answers.")
+}
+
+/// What an `evaluate` asked for beyond v1 (PROTOCOL.md 1.2), and where its
+/// client is (inputs the daemon learns, like the clock).
+public struct EvaluationOptions: Sendable, Equatable {
+    /// S-60: `prompt=combined`.
+    public var combined: Bool
+    /// S-61..S-63: why biometry is unavailable where the client is, or nil.
+    public var biometryBlocked: BiometryBlock?
+
+    public init(combined: Bool = false, biometryBlocked: BiometryBlock? = nil) {
+        self.combined = combined
+        self.biometryBlocked = biometryBlocked
+    }
+}
+
+/// S-61..S-63: biometry is unavailable to this client because of where it
+/// is: a remote session, a closed lid, a system going to sleep.
+public struct BiometryBlock: Sendable, Equatable {
+    public var reason: BiometrySkip
+    /// The remote host, when known.
+    public var detail: String?
+
+    public init(_ reason: BiometrySkip, detail: String? = nil) {
+        self.reason = reason
+        self.detail = detail
+    }
+
+    /// The LAError a biometric check answers (biometryNotAvailable, with
+    /// the wire `reason` and a message that says why and what to do).
+    public var failure: Failure {
+        switch reason {
+        case .remote:
+            let from = detail.map { " (from \($0))" } ?? ""
+            return Failure(.biometryNotAvailable,
+                           message: "Biometry is not available to a remote session\(from); use the passcode.", reason: "remote")
+        case .lidClosed:
+            return Failure(.biometryNotAvailable,
+                           message: "The built-in sensor cannot be reached while the lid is closed; use the passcode.",
+                           reason: "lid-closed")
+        case .suspend:
+            return Failure(.biometryNotAvailable, message: "The system is going to sleep.", reason: "suspend")
+        }
+    }
 }

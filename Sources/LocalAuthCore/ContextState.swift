@@ -70,6 +70,10 @@ public struct Evaluation: Sendable, Equatable {
         case passcode(Prompt)
         /// A passcode was submitted and is being checked by a worker.
         case verifyingPasscode
+        /// S-60: the combined prompt waits for the sensor and a passcode at
+        /// once; `checking`: a passcode sent at it is being checked (the
+        /// sensor still scans, no other passcode is taken meanwhile).
+        case combined(Prompt, checking: Bool)
     }
 
     public var id: EvaluationID
@@ -90,16 +94,43 @@ public struct Evaluation: Sendable, Equatable {
     /// Whether a prompt is waiting for an answer (a prompt timeout applies).
     public var isAtPrompt: Bool {
         switch phase {
-        case .biometric, .passcode: return true
+        case .biometric, .passcode, .combined: return true
         case .starting, .verifyingPasscode: return false
         }
     }
 
-    /// At the passcode prompt, or waiting for a submitted passcode's verdict.
+    /// At the passcode prompt, or waiting for a submitted passcode's verdict
+    /// (not at a combined prompt: there the sensor still scans).
     public var isInPasscodePhase: Bool {
         switch phase {
         case .passcode, .verifyingPasscode: return true
-        case .starting, .biometric: return false
+        case .starting, .biometric, .combined: return false
+        }
+    }
+
+    /// Whether a `passcode` is taken now: a passcode prompt, or a combined
+    /// one with no passcode of it being checked (S-28, S-60).
+    public var takesPasscode: Bool {
+        switch phase {
+        case .passcode, .combined(_, checking: false): return true
+        case .starting, .biometric, .verifyingPasscode, .combined(_, checking: true): return false
+        }
+    }
+
+    /// Whether a submitted passcode's verdict is awaited (S-28, S-60).
+    public var awaitsVerdict: Bool {
+        switch phase {
+        case .verifyingPasscode, .combined(_, checking: true): return true
+        case .starting, .biometric, .passcode, .combined(_, checking: false): return false
+        }
+    }
+
+    /// Whether the sensor scans for this evaluation: a biometric or a
+    /// combined prompt waits (S-27, S-60).
+    public var isScanning: Bool {
+        switch phase {
+        case .biometric, .combined: return true
+        case .starting, .passcode, .verifyingPasscode: return false
         }
     }
 }

@@ -116,8 +116,8 @@ struct Decision {
             try invalidate(ctx, reason: reason)
         case .canEvaluate(let ctx, let policy):
             try canEvaluate(ctx, policy: policy)
-        case .evaluate(let ctx, let policy, let reason):
-            try evaluate(ctx, policy: policy, reason: reason)
+        case .evaluate(let ctx, let policy, let reason, let options):
+            try evaluate(ctx, policy: policy, reason: reason, options: options)
         case .sensor(let uid, let reading):
             try sensor(uid: uid, reading: reading)
         case .fallback(let ctx):
@@ -152,6 +152,8 @@ struct Decision {
             emit(.logRollbackAccepted(journalSeq: journalSeq, logSeq: logSeq, by: by))
         case .recordRight(let fact):
             try recordRight(fact)
+        case .systemSleep(let suspending, let endScans):
+            systemSleep(suspending: suspending, endScans: endScans)
         }
     }
 

@@ -4,8 +4,11 @@
 extension Decision {
     mutating func sensor(uid: UserID, reading: SensorReading) throws {
         guard let ctx = state.user(uid).promptHolder, let context = state.contexts[ctx],
-              let evaluation = context.evaluation, case .biometric(let prompt) = evaluation.phase else {
+              let evaluation = context.evaluation, evaluation.isScanning else {
             throw Rejection(.badState, "User \(uid) has no biometric prompt waiting.")
+        }
+        guard case .biometric(let prompt) = evaluation.phase else {
+            return combinedSensor(uid: uid, context, ctx, evaluation, reading: reading)
         }
         let eval = evaluation.id
         let biometricOnly = evaluation.policy != .owner
@@ -50,8 +53,10 @@ extension Decision {
                 return enterPasscodePhase(context, ctx, eval)
             }
             // The fallback option is offered from the first failure on.
+            // S-60: a passcode half that ended (a delay) stays said.
             let next = Prompt(kind: .biometric, attempt: evaluationFailures + 1,
-                              fallbackOffered: context.effectiveFallbackTitle != nil, message: "Try again.")
+                              fallbackOffered: context.effectiveFallbackTitle != nil, message: "Try again.",
+                              retryAfter: prompt.retryAfter > 0 ? state.passcodeRetryAfter(uid, now: now) : 0)
             emit(.promptShown(uid: uid, ctx: ctx, eval: eval, prompt: next))
         }
     }

@@ -2,7 +2,7 @@
 // is one per user (S-30), and needs interaction (S-26).
 
 extension Decision {
-    mutating func evaluate(_ ctx: ContextID, policy: Policy, reason: String) throws {
+    mutating func evaluate(_ ctx: ContextID, policy: Policy, reason: String, options: EvaluationOptions = EvaluationOptions()) throws {
         let context = try self.context(ctx)
         // S-21 and S-18 step 2: protocol errors, no evaluation starts.
         guard !reason.isEmpty else { throw Rejection(.badArgument, "A non-empty reason is required.") }
@@ -29,8 +29,10 @@ extension Decision {
             return emit(.evaluationSucceeded(uid: uid, ctx: ctx, eval: eval, method: .reuse))
         }
 
-        // S-25: the checks of S-18, with the same errors.
-        let biometryProblem = state.biometryUnusable(uid, now: now)
+        // S-25: the checks of S-18, with the same errors; where the client
+        // is (S-61..S-63) stands with "no sensor", first of step 3.
+        let blocked = rules.biometryType == .none ? nil : options.biometryBlocked
+        let biometryProblem = blocked?.failure ?? state.biometryUnusable(uid, now: now)
         if biometricOnly {
             if let problem = biometryProblem { return fail(context, ctx, eval, problem) }
         } else if !state.user(uid).passcodeSet {
@@ -38,9 +40,16 @@ extension Decision {
         }
         if biometryProblem == nil {
             guard !context.interactionNotAllowed else { return fail(context, ctx, eval, Failure(.notInteractive)) }
+            // S-60: touch or type, where the passcode may be typed here.
+            if options.combined, policy == .owner, context.passcodePrompts {
+                return showFirstCombinedPrompt(context, ctx, eval)
+            }
             let prompt = Prompt(kind: .biometric, attempt: 1, fallbackOffered: false)
             showPrompt(context, ctx, eval, prompt)
         } else {
+            if let blocked {
+                emit(.biometrySkipped(uid: uid, ctx: ctx, eval: eval, reason: blocked.reason, detail: blocked.detail))
+            }
             enterPasscodePhase(context, ctx, eval)
         }
     }

@@ -13,7 +13,7 @@
 extension Decision {
     mutating func submitPasscode(_ ctx: ContextID, queueFull: Bool) throws {
         let context = try self.context(ctx)
-        guard let evaluation = context.evaluation, case .passcode = evaluation.phase else {
+        guard let evaluation = context.evaluation, evaluation.takesPasscode else {
             throw Rejection(.badState, "No passcode prompt is waiting.")
         }
         // The delay may have started elsewhere while the prompt waited; a
@@ -40,6 +40,10 @@ extension Decision {
         if let ctx, let eval, let context = state.contexts[ctx], let evaluation = context.evaluation,
            evaluation.id == eval, evaluation.isInPasscodePhase {
             fail(context, ctx, eval, refusal)
+        } else if let ctx, let eval, let context = state.contexts[ctx], let evaluation = context.evaluation,
+                  evaluation.id == eval, case .combined = evaluation.phase {
+            // S-60: only the passcode half ends; the sensor goes on.
+            endPasscodeHalf(context, ctx, eval, refusal)
         } else if ctx == nil {
             answer = refusal
         }
@@ -61,7 +65,7 @@ extension Decision {
         // The evaluation this verdict belongs to, if it still waits for it.
         var waiting: ContextState?
         if let ctx, let eval, let context = state.contexts[ctx], let evaluation = context.evaluation,
-           evaluation.id == eval, evaluation.phase == .verifyingPasscode {
+           evaluation.id == eval, evaluation.awaitsVerdict {
             waiting = context
         }
 
@@ -80,6 +84,9 @@ extension Decision {
         emit(.passcodeRejected(uid: uid, ctx: ctx, eval: eval, counted: !repeated))
         // The state now holds this failure, and the delay or lock it started.
         if let context = waiting, let ctx, let eval {
+            if case .combined? = state.contexts[ctx]?.evaluation?.phase {
+                return combinedPasscodeWrong(context, ctx, eval)
+            }
             return enterPasscodePhase(context, ctx, eval, message: "Wrong passcode.")
         }
         if ctx == nil { answer = wrongOldPasscode(uid) }

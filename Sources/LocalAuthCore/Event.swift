@@ -33,7 +33,11 @@ public enum SuccessMethod: String, Sendable, CaseIterable {
 
 /// What the client is asked to show (PROTOCOL.md §Prompts).
 public struct Prompt: Sendable, Equatable {
-    public enum Kind: String, Sendable, CaseIterable { case biometric, passcode }
+    public enum Kind: String, Sendable, CaseIterable {
+        case biometric, passcode
+        /// S-60: the sensor and the passcode at once (PROTOCOL.md 1.2).
+        case biometricOrPasscode = "biometric-or-passcode"
+    }
     public var kind: Kind
     /// Biometric prompts: the attempt number, from 1. Passcode prompts: 0.
     public var attempt: Int
@@ -43,13 +47,18 @@ public struct Prompt: Sendable, Equatable {
     public var attemptsLeft: Int
     /// Why the prompt is shown again ("Try again."), or nil.
     public var message: String?
+    /// S-60: on a biometric prompt whose passcode half has ended (a delay),
+    /// the seconds until passcode entry is allowed; 0 otherwise.
+    public var retryAfter: Int64
 
-    public init(kind: Kind, attempt: Int = 0, fallbackOffered: Bool = false, attemptsLeft: Int = 0, message: String? = nil) {
+    public init(kind: Kind, attempt: Int = 0, fallbackOffered: Bool = false, attemptsLeft: Int = 0, message: String? = nil,
+                retryAfter: Int64 = 0) {
         self.kind = kind
         self.attempt = attempt
         self.fallbackOffered = fallbackOffered
         self.attemptsLeft = attemptsLeft
         self.message = message
+        self.retryAfter = retryAfter
     }
 }
 
@@ -115,6 +124,33 @@ public enum SensorReading: Sendable, Equatable {
     case error(message: String)
 }
 
+/// S-60: the two halves of a combined prompt.
+public enum PromptHalf: String, Sendable, CaseIterable {
+    case biometric, passcode
+}
+
+/// S-60: why a half of a combined prompt ended (AUDIT.md `prompt-half-ended`).
+public enum HalfEnd: String, Sendable, CaseIterable {
+    /// Biometric half: the failure locked biometry out (S-2), or a lock
+    /// arrived while the prompt waited.
+    case lockout
+    /// Biometric half: the evaluation's AttemptsPerEvaluation failures.
+    case attempts
+    /// Biometric half: the sensor disappeared (S-27).
+    case disconnect
+    /// Biometric half: the sensor failed without a verdict (S-43).
+    case error
+    /// Passcode half: a delay started, or an attempt was refused in one (S-5, S-46).
+    case delay
+}
+
+/// S-61..S-63: why biometry was not offered where the client is.
+public enum BiometrySkip: String, Sendable, CaseIterable {
+    case remote
+    case lidClosed = "lid-closed"
+    case suspend
+}
+
 /// Who changed a user's templates (AUDIT.md v1.1 `enrollment-changed`).
 public enum EnrollmentSource: UInt8, Sendable, Equatable, CaseIterable {
     /// An administrator's `enroll` / `unenroll` (simulated sensor).
@@ -176,6 +212,15 @@ public enum EventBody: Sendable, Equatable {
     /// LogRecorder coalesces a loop turn's repeats). Folds exactly as
     /// `count` policy-checked events would (RepeatedChecks.swift).
     case policyCheckedRepeatedly(RepeatedChecks)
+    /// S-60: one half of a combined prompt ended; the other goes on.
+    /// `retryAfter`: the passcode half's delay in seconds, else 0.
+    case promptHalfEnded(uid: UserID, ctx: ContextID, eval: EvaluationID, half: PromptHalf, reason: HalfEnd, retryAfter: Int64)
+    /// S-61..S-63: a policy-2 evaluation went straight to the passcode
+    /// because biometry is unavailable where its client is; `detail`: the
+    /// remote host, when known.
+    case biometrySkipped(uid: UserID, ctx: ContextID, eval: EvaluationID, reason: BiometrySkip, detail: String?)
+    /// S-63: logind's PrepareForSleep (true: suspending, false: resumed).
+    case systemSleep(suspending: Bool)
 
     /// AUDIT.md's `type`, one string per kind.
     public var name: String { kind.name }
@@ -215,13 +260,17 @@ public enum EventBody: Sendable, Equatable {
         case .rightAuthorized: return .rightAuthorized
         case .rightSecretRead: return .rightSecretRead
         case .policyCheckedRepeatedly: return .policyCheckedRepeatedly
+        case .promptHalfEnded: return .promptHalfEnded
+        case .biometrySkipped: return .biometrySkipped
+        case .systemSleep: return .systemSleep
         }
     }
 
     /// The user an event is about, when there is one (log index key).
     public var uid: UserID? {
         switch self {
-        case .daemonStarted, .daemonStopped, .logRepaired, .rulesApplied, .snapshotRecorded, .logRollbackAccepted: return nil
+        case .daemonStarted, .daemonStopped, .logRepaired, .rulesApplied, .snapshotRecorded, .logRollbackAccepted,
+             .systemSleep: return nil
         case .contextCreated(let uid, _, _, _), .contextPropertySet(let uid, _, _), .contextInvalidated(let uid, _, _),
              .policyChecked(let uid, _, _, _, _, _), .evaluationStarted(let uid, _, _, _, _),
              .promptShown(let uid, _, _, _), .biometricMatched(let uid, _, _), .biometricFailed(let uid, _, _),
@@ -231,7 +280,8 @@ public enum EventBody: Sendable, Equatable {
              .passcodeChanged(let uid, _, _), .deviceUnlocked(let uid, _), .userReset(let uid, _),
              .biometricDisconnected(let uid, _, _), .passcodeSubmitted(let uid, _, _), .contextReleased(let uid, _),
              .passcodeRefused(let uid, _, _, _), .rightSaved(let uid, _, _), .rightRemoved(let uid, _, _),
-             .rightAuthorized(let uid, _, _, _), .rightSecretRead(let uid, _, _):
+             .rightAuthorized(let uid, _, _, _), .rightSecretRead(let uid, _, _),
+             .promptHalfEnded(let uid, _, _, _, _, _), .biometrySkipped(let uid, _, _, _, _):
             return uid
         case .policyCheckedRepeatedly(let checks):
             return checks.uid
@@ -248,7 +298,8 @@ public enum EventBody: Sendable, Equatable {
              .evaluationFailed(_, let ctx, _, _), .biometricDisconnected(_, let ctx, _),
              .passcodeSubmitted(_, let ctx, _), .contextReleased(_, let ctx):
             return ctx
-        case .rightAuthorized(_, let ctx, _, _), .rightSecretRead(_, let ctx, _):
+        case .rightAuthorized(_, let ctx, _, _), .rightSecretRead(_, let ctx, _),
+             .promptHalfEnded(_, let ctx, _, _, _, _), .biometrySkipped(_, let ctx, _, _, _):
             return ctx
         case .policyCheckedRepeatedly(let checks):
             return checks.ctx
@@ -337,6 +388,10 @@ public enum EventKind: UInt16, Sendable, CaseIterable {
     case rightAuthorized = 31
     case rightSecretRead = 32
     case policyCheckedRepeatedly = 33
+    // 34..40: issue 27's kinds (trust-a, trust-b).
+    case promptHalfEnded = 41
+    case biometrySkipped = 42
+    case systemSleep = 43
 
     public var name: String {
         switch self {
@@ -375,6 +430,9 @@ public enum EventKind: UInt16, Sendable, CaseIterable {
         // `localauthctl log` shows it as `policy-checked` with its count and
         // time range (AUDIT.md's type for every check, S-19).
         case .policyCheckedRepeatedly: return "policy-checked-repeatedly"
+        case .promptHalfEnded: return "prompt-half-ended"
+        case .biometrySkipped: return "biometry-skipped"
+        case .systemSleep: return "system-sleep"
         }
     }
 
@@ -385,6 +443,8 @@ public enum EventKind: UInt16, Sendable, CaseIterable {
         case .enrollmentChanged: return 2
         // v2: the origin (caller, service, tty, rhost, passcode prompts; S-42, S-44).
         case .contextCreated: return 2
+        // v2: `retry_after`, a biometric prompt whose passcode half ended (S-60).
+        case .promptShown: return 2
         default: return 1
         }
     }

@@ -101,7 +101,11 @@ extension AuthState {
             // Hot (every prompt after a failed reading): one lookup, mutated in place.
             guard let index = contexts.index(forKey: ctx), contexts.values[index].evaluation != nil else { break }
             let uid = contexts.values[index].uid
-            contexts.values[index].evaluation!.phase = prompt.kind == .biometric ? .biometric(prompt) : .passcode(prompt)
+            switch prompt.kind {
+            case .biometric: contexts.values[index].evaluation!.phase = .biometric(prompt)
+            case .passcode: contexts.values[index].evaluation!.phase = .passcode(prompt)
+            case .biometricOrPasscode: contexts.values[index].evaluation!.phase = .combined(prompt, checking: false)
+            }
             // S-31/S-8: on the same timeline as expirePrompts (the clock's high-water mark).
             contexts.values[index].evaluation!.promptedAt = clockHighWater
             users[uid, default: UserState()].promptHolder = ctx
@@ -123,8 +127,23 @@ extension AuthState {
             // Rights live in the right store; their events are the audit record.
             break
         case .passcodeSubmitted(_, let ctx, _):
-            contexts[ctx]?.evaluation?.phase = .verifyingPasscode
-            prompting.remove(ctx)
+            if case .combined(let prompt, _)? = contexts[ctx]?.evaluation?.phase {
+                // S-60: the sensor still scans; the prompt (and its timeout) stays.
+                contexts[ctx]?.evaluation?.phase = .combined(prompt, checking: true)
+            } else {
+                contexts[ctx]?.evaluation?.phase = .verifyingPasscode
+                prompting.remove(ctx)
+            }
+        case .promptHalfEnded(_, let ctx, _, let half, _, _):
+            // S-60: a biometric half that ends while a passcode is checked
+            // leaves the check alone; every other end is followed by the
+            // prompt of the remaining half, whose fold sets the phase.
+            if half == .biometric, case .combined(_, checking: true)? = contexts[ctx]?.evaluation?.phase {
+                contexts[ctx]?.evaluation?.phase = .verifyingPasscode
+                prompting.remove(ctx)
+            }
+        case .biometrySkipped, .systemSleep:
+            break
         case .passcodeAccepted(let uid, _, _):
             var user = users[uid] ?? UserState()
             user.biometricFailures = 0

@@ -57,7 +57,7 @@ public enum Verb: String, Sendable, CaseIterable, Hashable {
                     "localized-reason"]
         case .get, .fallback, .cancel, .invalidate: return ["ctx"]
         case .canEvaluate: return ["ctx", "policy"]
-        case .evaluate: return ["ctx", "policy", "reason"]
+        case .evaluate: return ["ctx", "policy", "reason", "prompt", "notice"]
         case .passcode: return ["ctx", "secret"]
         case .status: return ["uid"]
         case .setPasscode: return ["secret", "old-secret", "uid"]
@@ -68,7 +68,7 @@ public enum Verb: String, Sendable, CaseIterable, Hashable {
         case .rightSave: return ["identifier", "requirement", "secret"]
         case .rightState: return ["identifier"]
         case .rightRemove: return ["identifier", "all"]
-        case .rightAuthorize: return ["ctx", "identifier", "reason"]
+        case .rightAuthorize: return ["ctx", "identifier", "reason", "prompt", "notice"]
         case .rightDeauthorize, .rightSecret: return ["ctx", "identifier"]
         }
     }

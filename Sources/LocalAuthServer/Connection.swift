@@ -30,6 +30,8 @@ struct Connection {
     var propertyBytes: [ContextID: Int] = [:]
     /// The tag of the running `evaluate` of each context.
     var evaluationTags: [ContextID: String] = [:]
+    /// S-64: running evaluations whose success reply carries the notice.
+    var notices: Set<ContextID> = []
     /// When the current unfinished line started (IdleLineTimeoutSec), or nil.
     var partialLineSince: UInt64?
     var state: State = .open(.lines)

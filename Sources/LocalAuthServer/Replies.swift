@@ -44,7 +44,9 @@ extension ServerCore {
             writer.bytes.removeAll(keepingCapacity: true)
             writer.beginResponse(tag: tag, status: .prompt)
             writer.append(key: "kind", value: prompt.kind.rawValue)
-            if prompt.kind == .biometric {
+            // S-60: a combined prompt carries both halves' fields.
+            let scans = prompt.kind != .passcode
+            if scans {
                 writer.append(key: "attempt", value: prompt.attempt)
                 writer.append(key: "biometry", value: authenticator.state.rules.biometryType.wireName)
             }
@@ -53,16 +55,20 @@ extension ServerCore {
             if prompt.kind == .biometric, prompt.fallbackOffered, let fallback = context.effectiveFallbackTitle {
                 writer.append(key: "fallback", value: fallback)
             }
-            if prompt.kind == .passcode { writer.append(key: "attempts-left", value: prompt.attemptsLeft) }
+            if prompt.kind != .biometric { writer.append(key: "attempts-left", value: prompt.attemptsLeft) }
             if let message = prompt.message { writer.append(key: "message", value: message) }
+            // Only an evaluation that asked for the combined prompt has a
+            // passcode half to end (PROTOCOL.md 1.2).
+            if prompt.retryAfter > 0 { writer.append(key: "retry-after", value: Int(prompt.retryAfter)) }
             writer.endLine()
-            if prompt.kind == .biometric, sensorBackend.holdPrompt(uid: uid, bytes: writer.bytes, connection: connection) { return }
+            if scans, sensorBackend.holdPrompt(uid: uid, bytes: writer.bytes, connection: connection) { return }
             send(writer.bytes, to: connection)
         case .evaluationSucceeded(let uid, let ctx, _, let method):
             journalEvaluationEnd(uid: uid, ctx: ctx, seq: seq, method: method, failure: nil)
             if !pendingRights.isEmpty { rightEvaluationSucceeded(ctx, method: method) }
             guard let (connection, tag) = evaluationOwner(ctx) else { return }
             connections[connection]?.evaluationTags[ctx] = nil
+            _ = connections[connection]?.notices.remove(ctx)
             writer.bytes.removeAll(keepingCapacity: true)
             writer.beginResponse(tag: tag, status: .ok)
             writer.append(key: "method", value: method.rawValue)
@@ -80,6 +86,7 @@ extension ServerCore {
             if !pendingRights.isEmpty { rightEvaluationFailed(ctx) }
             guard let (connection, tag) = evaluationOwner(ctx) else { return }
             connections[connection]?.evaluationTags[ctx] = nil
+            connections[connection]?.notices.remove(ctx)
             writer.bytes.removeAll(keepingCapacity: true)
             appendFailure(tag: tag, failure, biometry: nil)
             send(writer.bytes, to: connection)

@@ -83,8 +83,10 @@ extension ServerCore {
     /// after the events of a command were folded.
     func updateScan(_ uid: UserID) {
         let waiting: Bool
+        // A biometric or a combined prompt (S-60): its passcode half never
+        // stops the scan; the end of its biometric half does.
         if let holder = authenticator.state.users[uid]?.promptHolder,
-           case .biometric? = authenticator.state.contexts[holder]?.evaluation?.phase {
+           authenticator.state.contexts[holder]?.evaluation?.isScanning == true {
             waiting = true
         } else {
             waiting = false

@@ -40,10 +40,15 @@ enum EventFields {
             return [uid(u), ctx(c), eval(e), ("policy", .number(policy.rawValue)), ("reason", .string(reason))]
         case .promptShown(let u, let c, let e, let prompt):
             var fields = [uid(u), ctx(c), eval(e), ("kind", .string(prompt.kind.rawValue))]
-            if prompt.kind == .biometric {
+            switch prompt.kind {
+            case .biometric:
                 fields += [("attempt", .number(prompt.attempt)), ("fallback", .bool(prompt.fallbackOffered))]
-            } else {
+                // S-60: the passcode half of this evaluation ended (a delay).
+                if prompt.retryAfter > 0 { fields.append(("retry_after", .int(prompt.retryAfter))) }
+            case .passcode:
                 fields.append(("attempts_left", .number(prompt.attemptsLeft)))
+            case .biometricOrPasscode:
+                fields += [("attempt", .number(prompt.attempt)), ("attempts_left", .number(prompt.attemptsLeft))]
             }
             if let message = prompt.message { fields.append(("message", .string(message))) }
             return fields
@@ -105,6 +110,14 @@ enum EventFields {
             return [uid(u), ctx(c), ("identifier", .string(identifier)), ("method", .string(method.rawValue))]
         case .rightSecretRead(let u, let c, let identifier):
             return [uid(u), ctx(c), ("identifier", .string(identifier))]
+        case .promptHalfEnded(let u, let c, let e, let half, let reason, let retryAfter):
+            var fields = [uid(u), ctx(c), eval(e), ("half", .string(half.rawValue)), ("reason", .string(reason.rawValue))]
+            if half == .passcode { fields.append(("retry_after", .int(retryAfter))) }
+            return fields
+        case .biometrySkipped(let u, let c, let e, let reason, let detail):
+            return [uid(u), ctx(c), eval(e), ("reason", .string(reason.rawValue))] + (detail.map { [("detail", .string($0))] } ?? [])
+        case .systemSleep(let suspending):
+            return [("state", .string(suspending ? "suspending" : "resumed"))]
         }
     }
 }

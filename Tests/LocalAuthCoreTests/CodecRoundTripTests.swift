@@ -61,6 +61,17 @@ final class CodecRoundTripTests: XCTestCase {
         .policyCheckedRepeatedly(RepeatedChecks(uid: 4_000_000_000, ctx: ctx, policy: .owner, biometry: .faceID,
                                                 result: .notInteractive, reason: "passcode-required", count: .max,
                                                 span: 86_400_000_000)),
+        // S-60..S-63.
+        .promptShown(uid: 1000, ctx: ctx, eval: 3, prompt: Prompt(kind: .biometricOrPasscode, attempt: 2, attemptsLeft: 5,
+                                                                    message: "Wrong passcode.")),
+        .promptShown(uid: 1000, ctx: ctx, eval: 3, prompt: Prompt(kind: .biometric, attempt: 2, fallbackOffered: true,
+                                                                    message: "Passcode entry is disabled.", retryAfter: 60)),
+        .promptHalfEnded(uid: 1000, ctx: ctx, eval: 3, half: .biometric, reason: .lockout, retryAfter: 0),
+        .promptHalfEnded(uid: 1000, ctx: ctx, eval: 3, half: .passcode, reason: .delay, retryAfter: 3600),
+        .biometrySkipped(uid: 1000, ctx: ctx, eval: 1, reason: .remote, detail: "laptop.example.org"),
+        .biometrySkipped(uid: 1000, ctx: ctx, eval: 1, reason: .lidClosed, detail: nil),
+        .systemSleep(suspending: true),
+        .systemSleep(suspending: false),
     ]
 
     func testEveryEventKindRoundTrips() throws {

@@ -117,8 +117,9 @@ final class OnBehalfRuleTests: XCTestCase {
         var state = AuthState()
         state.apply(Event(time: 1, .contextCreated(uid: alice, ctx: ctx(1), pid: 1)))
         var bytes = StateCodec.encode(state)
-        // Version 1 is version 2 without the context's trailing flag.
-        XCTAssertEqual(bytes[0], 2)
+        // Version 1 is version 2 (which 3 is, with no evaluation) without
+        // the context's trailing flag.
+        XCTAssertEqual(bytes[0], 3)
         XCTAssertEqual(bytes.removeLast(), 0, "no prompting contexts")
         XCTAssertEqual(bytes.removeLast(), 1, "the flag: passcode prompts allowed")
         bytes.append(0)

@@ -75,7 +75,10 @@ struct RandomWorld {
         case 140..<200:
             return .canEvaluate(ctx: someContext(), policy: somePolicy())
         case 200..<360:
-            return .evaluate(ctx: someContext(), policy: somePolicy(), reason: rng.chance(3) ? "" : "reason")
+            // S-60: touch or type half of the time; S-61..S-63 sometimes.
+            var options = EvaluationOptions(combined: rng.chance(50))
+            if rng.chance(8) { options.biometryBlocked = BiometryBlock(rng.pick(BiometrySkip.allCases), detail: "far.example") }
+            return .evaluate(ctx: someContext(), policy: somePolicy(), reason: rng.chance(3) ? "" : "reason", options: options)
         case 360..<560:
             let reading: SensorReading = rng.pick([.match, .noMatch, .noMatch, .noMatch, .retry(message: "Too fast."),
                                                    .disconnect])
@@ -128,7 +131,10 @@ struct RandomWorld {
             return .acceptLogRollback(journalSeq: UInt64(log.count) + 5, logSeq: UInt64(log.count), by: 0)
         case 969..<970:
             return .recordSnapshot(seq: UInt64(log.count), sha256: String(repeating: "5a", count: 32))
-        case 970..<980:
+        case 970..<973:
+            // S-63: logind's PrepareForSleep, both ways.
+            return .systemSleep(suspending: rng.chance(60), endScans: rng.chance(90))
+        case 973..<980:
             return .applyRules(rng.pick(RandomWorld.ruleVariants))
         case 980..<990:
             pending.removeAll()  // the workers die with the daemon
@@ -315,6 +321,8 @@ final class PropertyTests: XCTestCase {
 
 /// The invariants, checked step by step.
 final class InvariantChecker {
+    /// S-60: evaluations that asked for the combined prompt.
+    var combined: Set<EvalKey> = []
     let seed: UInt64
     var step = 0
     var failures: [String] = []
@@ -453,6 +461,33 @@ final class InvariantChecker {
             if case .evaluationFailed(let uid, _, _, let failure) = body, let seconds = failure.retryAfter {
                 expect(after.passcodeRetryAfter(uid, now: now) == seconds,
                        "retry-after \(seconds) but state says \(after.passcodeRetryAfter(uid, now: now))")
+            }
+        }
+
+        // S-60: only an evaluation that asked sees a combined prompt or a
+        // passcode half's end (a v1 client never does), and the sensor
+        // scans exactly while a biometric or combined prompt waits.
+        if case .evaluate(let c, _, _, let options) = command,
+           case .evaluationStarted(_, c, let eval, _, _)? = bodies.first, options.combined {
+            combined.insert(EvalKey(ctx: c, eval: eval))
+        }
+        for body in bodies {
+            switch body {
+            case .promptShown(_, let c, let eval, let prompt) where prompt.kind == .biometricOrPasscode || prompt.retryAfter > 0:
+                expect(combined.contains(EvalKey(ctx: c, eval: eval)), "\(prompt.kind.rawValue) prompt for \(c)#\(eval), which did not ask")
+            case .promptHalfEnded(_, let c, let eval, _, _, _):
+                expect(combined.contains(EvalKey(ctx: c, eval: eval)), "a half ended for \(c)#\(eval), which did not ask")
+            default:
+                break
+            }
+        }
+        for (c, context) in after.contexts {
+            guard let evaluation = context.evaluation else { continue }
+            if case .combined(_, let checking) = evaluation.phase {
+                expect(after.prompting.contains(c), "\(c) at a combined prompt but not prompting (S-31)")
+                if checking {
+                    expect(before.contexts[c]?.evaluation?.phase != nil, "\(c) checks a passcode it never took")
+                }
             }
         }
 

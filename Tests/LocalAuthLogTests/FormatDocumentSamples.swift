@@ -51,10 +51,12 @@ enum FormatDocumentSamples {
             return (.evaluationStarted(uid: uid, ctx: ctx, eval: eval, policy: .biometrics, reason: "unlock your notes"),
                     inEvaluation + [NamedValue("policy", s(1)), NamedValue("reason", t("unlock your notes"))])
         case .promptShown:
-            let prompt = Prompt(kind: .biometric, attempt: 2, fallbackOffered: true, attemptsLeft: 3, message: "Try again.")
+            let prompt = Prompt(kind: .biometric, attempt: 2, fallbackOffered: true, attemptsLeft: 3, message: "Try again.",
+                                retryAfter: 59)
             return (.promptShown(uid: uid, ctx: ctx, eval: eval, prompt: prompt),
                     inEvaluation + [NamedValue("kind", t("biometric")), NamedValue("attempt", s(2)), NamedValue("fallback", .bool(true)),
-                                    NamedValue("attempts_left", s(3)), NamedValue("message", t("Try again."))])
+                                    NamedValue("attempts_left", s(3)), NamedValue("message", t("Try again.")),
+                                    NamedValue("retry_after", s(59))])
         case .biometricMatched:
             return (.biometricMatched(uid: uid, ctx: ctx, eval: eval), inEvaluation)
         case .biometricFailed:
@@ -132,6 +134,14 @@ enum FormatDocumentSamples {
         case .rightSecretRead:
             return (.rightSecretRead(uid: uid, ctx: ctx, identifier: "com.example.login"),
                     who + [NamedValue("identifier", t("com.example.login"))])
+        case .promptHalfEnded:
+            return (.promptHalfEnded(uid: uid, ctx: ctx, eval: eval, half: .passcode, reason: .delay, retryAfter: 300),
+                    inEvaluation + [NamedValue("half", t("passcode")), NamedValue("reason", t("delay")), NamedValue("retry_after", s(300))])
+        case .biometrySkipped:
+            return (.biometrySkipped(uid: uid, ctx: ctx, eval: eval, reason: .remote, detail: "laptop.example.org"),
+                    inEvaluation + [NamedValue("reason", t("remote")), NamedValue("detail", t("laptop.example.org"))])
+        case .systemSleep:
+            return (.systemSleep(suspending: true), [NamedValue("state", t("suspending"))])
         }
     }
 }

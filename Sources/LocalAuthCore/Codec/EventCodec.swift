@@ -43,6 +43,7 @@ public enum EventCodec {
             w.varint(UInt64(uid)); w.context(ctx); w.varint(UInt64(eval))
             w.string(prompt.kind.rawValue); w.int(prompt.attempt); w.bool(prompt.fallbackOffered)
             w.int(prompt.attemptsLeft); w.optional(prompt.message) { $0.string($1) }
+            w.svarint(prompt.retryAfter)  // layout 2
         case .biometricMatched(let uid, let ctx, let eval), .biometricFailed(let uid, let ctx, let eval),
              .fallbackChosen(let uid, let ctx, let eval), .biometricDisconnected(let uid, let ctx, let eval),
              .passcodeSubmitted(let uid, let ctx, let eval):
@@ -90,6 +91,14 @@ public enum EventCodec {
             w.varint(UInt64(uid)); w.context(ctx); w.string(identifier); w.string(method.rawValue)
         case .rightSecretRead(let uid, let ctx, let identifier):
             w.varint(UInt64(uid)); w.context(ctx); w.string(identifier)
+        case .promptHalfEnded(let uid, let ctx, let eval, let half, let reason, let retryAfter):
+            w.varint(UInt64(uid)); w.context(ctx); w.varint(UInt64(eval))
+            w.string(half.rawValue); w.string(reason.rawValue); w.svarint(retryAfter)
+        case .biometrySkipped(let uid, let ctx, let eval, let reason, let detail):
+            w.varint(UInt64(uid)); w.context(ctx); w.varint(UInt64(eval))
+            w.string(reason.rawValue); w.optional(detail) { $0.string($1) }
+        case .systemSleep(let suspending):
+            w.string(suspending ? "suspending" : "resumed")
         }
     }
 
@@ -173,7 +182,11 @@ public enum EventCodec {
             let promptKind = try named(Prompt.Kind.init(rawValue:), try r.string())
             let attempt = try r.int(), fallback = try r.bool(), left = try r.int()
             let message = try r.optional { try $0.string() }
-            let prompt = Prompt(kind: promptKind, attempt: attempt, fallbackOffered: fallback, attemptsLeft: left, message: message)
+            // Layout 1 had no combined prompt, so no passcode half to end.
+            let retryAfter = version >= 2 ? try r.svarint() : 0
+            guard retryAfter >= 0 else { throw DecodeError("negative retry-after \(retryAfter)") }
+            let prompt = Prompt(kind: promptKind, attempt: attempt, fallbackOffered: fallback, attemptsLeft: left, message: message,
+                                retryAfter: retryAfter)
             return .promptShown(uid: uid, ctx: ctx, eval: eval, prompt: prompt)
         case .biometricMatched:
             return .biometricMatched(uid: try r.u32(), ctx: try r.context(), eval: try r.u32())
@@ -257,6 +270,23 @@ public enum EventCodec {
         case .rightSecretRead:
             let uid = try r.u32(), ctx = try r.context()
             return .rightSecretRead(uid: uid, ctx: ctx, identifier: try rightIdentifier(&r))
+        case .promptHalfEnded:
+            let uid = try r.u32(), ctx = try r.context(), eval = try r.u32()
+            let half = try named(PromptHalf.init(rawValue:), try r.string())
+            let reason = try named(HalfEnd.init(rawValue:), try r.string())
+            let retryAfter = try r.svarint()
+            guard retryAfter >= 0 else { throw DecodeError("negative retry-after \(retryAfter)") }
+            return .promptHalfEnded(uid: uid, ctx: ctx, eval: eval, half: half, reason: reason, retryAfter: retryAfter)
+        case .biometrySkipped:
+            let uid = try r.u32(), ctx = try r.context(), eval = try r.u32()
+            let reason = try named(BiometrySkip.init(rawValue:), try r.string())
+            return .biometrySkipped(uid: uid, ctx: ctx, eval: eval, reason: reason, detail: try r.optional { try $0.string() })
+        case .systemSleep:
+            switch try r.string() {
+            case "suspending": return .systemSleep(suspending: true)
+            case "resumed": return .systemSleep(suspending: false)
+            case let other: throw DecodeError("unknown sleep state \"\(other)\"")
+            }
         }
     }
 

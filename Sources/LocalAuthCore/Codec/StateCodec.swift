@@ -3,8 +3,10 @@
 // gives the same bytes, and versioned like events.
 
 public enum StateCodec {
-    /// 2: contexts carry `passcodePrompts` (S-44); version 1 snapshots still load.
-    public static let version: UInt8 = 2
+    /// 2: contexts carry `passcodePrompts` (S-44); 3: prompts carry
+    /// `retryAfter` and an evaluation may be at a combined prompt (S-60).
+    /// Older snapshots still load.
+    public static let version: UInt8 = 3
 
     public static func encode(_ state: AuthState) -> [UInt8] {
         var w = ByteWriter(capacity: 256 + state.contexts.count * 64 + state.users.count * 64)
@@ -120,6 +122,7 @@ public enum StateCodec {
             case .biometric(let p): w.u8(1); encodePrompt(p, into: &w)
             case .passcode(let p): w.u8(2); encodePrompt(p, into: &w)
             case .verifyingPasscode: w.u8(3)
+            case .combined(let p, let checking): w.u8(checking ? 5 : 4); encodePrompt(p, into: &w)
             }
             w.svarint(e.promptedAt)
             w.int(e.biometricFailures)
@@ -144,9 +147,11 @@ public enum StateCodec {
             var e = Evaluation(id: try r.u32(), policy: try raw(Policy.init(rawValue:), try r.int()), reason: try r.string())
             switch try r.u8() {
             case 0: e.phase = .starting
-            case 1: e.phase = .biometric(try decodePrompt(&r))
-            case 2: e.phase = .passcode(try decodePrompt(&r))
+            case 1: e.phase = .biometric(try decodePrompt(&r, version: version))
+            case 2: e.phase = .passcode(try decodePrompt(&r, version: version))
             case 3: e.phase = .verifyingPasscode
+            case 4 where version >= 3: e.phase = .combined(try decodePrompt(&r, version: version), checking: false)
+            case 5 where version >= 3: e.phase = .combined(try decodePrompt(&r, version: version), checking: true)
             case let other: throw DecodeError("unknown evaluation phase \(other)")
             }
             e.promptedAt = try r.svarint()
@@ -160,10 +165,13 @@ public enum StateCodec {
     private static func encodePrompt(_ p: Prompt, into w: inout ByteWriter) {
         w.string(p.kind.rawValue); w.int(p.attempt); w.bool(p.fallbackOffered); w.int(p.attemptsLeft)
         w.optional(p.message) { $0.string($1) }
+        w.svarint(p.retryAfter)
     }
 
-    private static func decodePrompt(_ r: inout ByteReader) throws -> Prompt {
-        Prompt(kind: try named(Prompt.Kind.init(rawValue:), try r.string()), attempt: try r.int(),
-               fallbackOffered: try r.bool(), attemptsLeft: try r.int(), message: try r.optional { try $0.string() })
+    private static func decodePrompt(_ r: inout ByteReader, version: UInt8) throws -> Prompt {
+        var prompt = Prompt(kind: try named(Prompt.Kind.init(rawValue:), try r.string()), attempt: try r.int(),
+                            fallbackOffered: try r.bool(), attemptsLeft: try r.int(), message: try r.optional { try $0.string() })
+        if version >= 3 { prompt.retryAfter = try r.svarint() }
+        return prompt
     }
 }

@@ -7,7 +7,8 @@ import LocalAuthSystem
 
 extension ServerCore {
     func evaluate(_ request: Request, _ connection: Connection.ID) {
-        guard let ctx = ownedContext(request, connection), let policy = policy(request, connection) else { return }
+        guard let ctx = ownedContext(request, connection), let policy = policy(request, connection),
+              let asked = evaluationRequest(request, connection) else { return }
         // S-43: before anything is counted (S-48), so that the request runs once when it is let go.
         if !sensorIsSimulated, parkedForEnrollment(request, ctx: ctx, policy: policy, connection) { return }
         // S-21: a missing reason is bad-argument (Apple raises), like an empty one.
@@ -17,9 +18,12 @@ extension ServerCore {
         }
         let previousTag = connections[connection]?.evaluationTags[ctx]
         if previousTag == nil { connections[connection]?.evaluationTags[ctx] = request.tag }
-        let outcome = run(.evaluate(ctx: ctx, policy: policy, reason: reason), connection: connection, tag: request.tag, now: now)
+        if previousTag == nil, asked.notice { connections[connection]?.notices.insert(ctx) }
+        let outcome = run(.evaluate(ctx: ctx, policy: policy, reason: reason, options: asked.options),
+                          connection: connection, tag: request.tag, now: now)
         if events(outcome, connection, request.tag) == nil, previousTag == nil {
             connections[connection]?.evaluationTags[ctx] = nil
+            connections[connection]?.notices.remove(ctx)
         }
     }
 

@@ -114,7 +114,7 @@ extension ServerCore {
 
     func rightAuthorize(_ request: Request, _ connection: Connection.ID) {
         guard let ctx = ownedContext(request, connection), let identifier = rightIdentifier(request, connection),
-              let uid = rightContextUser(ctx, request, connection) else { return }
+              let uid = rightContextUser(ctx, request, connection), let asked = evaluationRequest(request, connection) else { return }
         guard let right = rights.right(uid, identifier) else { return unknownRight(connection, request.tag) }
         guard pendingRights[ctx] == nil, connections[connection]?.evaluationTags[ctx] == nil else {
             return reply(connection, request.tag, ProtocolError(.busy, "An evaluation is already running on this context."))
@@ -124,11 +124,13 @@ extension ServerCore {
             return reply(connection, request.tag, refusal)
         }
         connections[connection]?.evaluationTags[ctx] = request.tag
+        if asked.notice { connections[connection]?.notices.insert(ctx) }
         pendingRights[ctx] = PendingRightAuthorization(uid: uid, identifier: identifier, generation: right.generation)
-        let outcome = run(.evaluate(ctx: ctx, policy: right.requirement.policy, reason: reason),
+        let outcome = run(.evaluate(ctx: ctx, policy: right.requirement.policy, reason: reason, options: asked.options),
                           connection: connection, tag: request.tag, now: now)
         if events(outcome, connection, request.tag) == nil {
             connections[connection]?.evaluationTags[ctx] = nil
+            connections[connection]?.notices.remove(ctx)
             pendingRights[ctx] = nil
         }
     }
