@@ -40,8 +40,8 @@ final class EventLoop {
         didSet { core.canReload = reload != nil }
     }
     var readBuffer = [UInt8](repeating: 0, count: 65536)
-    /// The actions being performed (swapped with the core's buffer).
-    var batch: [ServerAction] = []
+    /// Performs the core's actions through this shell (EventLoopActions.swift).
+    let performer = ActionPerformer()
     /// Sockets closed so far: a read loop that performed actions checks
     /// its fd is still ours only when this moved.
     var closes: UInt64 = 0
@@ -55,11 +55,10 @@ final class EventLoop {
         self.snapshotInbox = snapshotInbox
         epoll = try Epoll(capacity: 512)
         ticker = try TimerFD()
-        workers = try PasscodeWorkers(count: 2)
+        workers = try PasscodeWorkers(count: ServerCore.passcodeWorkers)
         adminLookups = try ServerCore.makeAdminLookups()
         core.watchdogInterval = Systemd.watchdogInterval()
         core.testHangSeconds = DaemonLog.testHangSeconds()
-        batch.reserveCapacity(64)
         core.actions.reserveCapacity(64)
         try epoll.add(listener, events: .readable, data: Token.listener.rawValue)
         try epoll.add(signals.fileDescriptor, events: .readable, data: Token.signals.rawValue)

@@ -1,81 +1,74 @@
-// The shell performing the core's actions (ServerAction.swift), in order,
-// after every input call. Performing one may feed the core an input (`wrote`
-// after `.send`, `configurationRead` after `.readConfiguration`), which may
-// append more actions: the loop runs until the core has none.
+// The epoll shell as the core's ServerShell: what each action means for the
+// daemon's real sockets, workers, lookup thread, journal and sd_notify. The
+// order in which actions are performed, and how their answers go back to
+// the core, is the shared ActionPerformer's.
 import LocalAuthConfig
 import LocalAuthCore
 import LocalAuthSystem
 
-extension EventLoop {
-    func perform() {
-        while !core.actions.isEmpty {
-            core.takeActions(into: &batch)
-            for action in batch { perform(action) }
-            batch.removeAll(keepingCapacity: true)
-        }
-    }
+extension EventLoop: ServerShell {
+    /// Performs the core's actions, after every input call.
+    @inline(__always)
+    func perform() { performer.perform(core, through: self) }
 
-    private func perform(_ action: ServerAction) {
-        switch action {
-        case .send(let id):
-            send(id)
-        case .watch(let id, let reading, let writing):
-            guard let fd = sockets[id] else { return }
-            var events: Epoll.Events = reading ? [.readable, .readHangUp] : []
-            if writing { events.insert(.writable) }
-            try? epoll.modify(fd, events: events, data: id)
-        case .close(let id):
-            guard let fd = sockets.remove(id) else { return }
-            closes &+= 1
-            try? epoll.remove(fd)
-            try? fd.close()
-        case .notify(let state):
-            _ = try? Systemd.notify(state)
-        case .journal(let entry):
-            DaemonLog.write(entry.priority, entry.message, id: entry.id, fields: entry.fields)
-        case .runPasscodeJob(let token, let job):
-            workers.submit(token: token, job)
-        case .lookUpGroup(let query):
-            adminLookups.ask(query)
-        case .readConfiguration:
-            readConfiguration()
-        case .releaseFreePages:
-            Memory.releaseFreePages()
-        case .hang(let seconds):
-            DaemonLog.hangForTest(seconds)
-        }
-    }
+    func socketIsOpen(_ id: Connection.ID) -> Bool { sockets.contains(id) }
 
-    /// Writes what the socket takes of the connection's output without
-    /// blocking, and tells the core how much; a write error is the peer gone.
-    private func send(_ id: Connection.ID) {
-        guard let fd = sockets[id] else { return core.connectionFailed(id) }
-        core.writeOutput(id) { output -> Int? in
-            var sent = 0
-            while sent < output.count {
-                let result: Int?
-                do {
-                    result = try fd.send(UnsafeRawBufferPointer(rebasing: output[sent...]))
-                } catch {
-                    return nil
-                }
-                guard let count = result else { break }  // would block
-                sent += count
+    /// Writes what the socket takes without blocking; a write error is the peer gone.
+    func write(_ output: UnsafeRawBufferPointer, to id: Connection.ID) -> Int? {
+        guard let fd = sockets[id] else { return nil }
+        var sent = 0
+        while sent < output.count {
+            let result: Int?
+            do {
+                result = try fd.send(UnsafeRawBufferPointer(rebasing: output[sent...]))
+            } catch {
+                return nil
             }
-            return sent
+            guard let count = result else { break }  // would block
+            sent += count
         }
+        return sent
     }
+
+    func watch(_ id: Connection.ID, reading: Bool, writing: Bool) {
+        guard let fd = sockets[id] else { return }
+        var events: Epoll.Events = reading ? [.readable, .readHangUp] : []
+        if writing { events.insert(.writable) }
+        try? epoll.modify(fd, events: events, data: id)
+    }
+
+    func close(_ id: Connection.ID) {
+        guard let fd = sockets.remove(id) else { return }
+        closes &+= 1
+        try? epoll.remove(fd)
+        try? fd.close()
+    }
+
+    func notify(_ state: String) { _ = try? Systemd.notify(state) }
+
+    func journal(_ entry: JournalEntry) {
+        DaemonLog.write(entry.priority, entry.message, id: entry.id, fields: entry.fields)
+    }
+
+    func runPasscodeJob(token: UInt64, _ job: PasscodeWorkers.Job) { workers.submit(token: token, job) }
+
+    func lookUpGroup(_ query: GroupQuery) { adminLookups.ask(query) }
 
     /// SIGHUP: the configuration files, read again; a valid one that is
-    /// probably not what was meant is warned about (its group lookups are NSS).
-    private func readConfiguration() {
-        guard let reload else { return core.configurationRead(.failure(StoreError("nothing to reload"))) }
+    /// probably not what was meant is warned about (its group lookups are
+    /// NSS), ahead of the core's "Reloaded" entry.
+    func readConfiguration() -> Result<DaemonConfiguration, any Error>? {
+        guard let reload else { return .failure(StoreError("nothing to reload")) }
         do {
             let fresh = try reload()
-            core.configurationRead(.success(fresh))
             DaemonLog.warnAboutConfiguration(fresh)
+            return .success(fresh)
         } catch {
-            core.configurationRead(.failure(error))
+            return .failure(error)
         }
     }
+
+    func releaseFreePages() { Memory.releaseFreePages() }
+
+    func hang(seconds: UInt32) { DaemonLog.hangForTest(seconds) }
 }

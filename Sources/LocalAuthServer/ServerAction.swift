@@ -1,7 +1,7 @@
 // What the server core asks its shell to do, and what the shell tells it
 // (issue #18 item 1; docs/ARCHITECTURE.md "The server core"). The core appends
-// actions to `ServerCore.actions` while it handles an input; the shell
-// (EventLoop) drains them in order after every input call, so a `.send`
+// actions to `ServerCore.actions` while it handles an input; the shell's
+// ActionPerformer drains them in order after every input call, so a `.send`
 // queued in the middle of a pipelined read goes out before the next read.
 // The buffer is swapped, never copied: the hot path allocates nothing.
 import LocalAuthCore
@@ -9,8 +9,7 @@ import LocalAuthSystem
 
 enum ServerAction {
     /// Write connection N's unsent output: `ServerCore.writeOutput(N) { bytes in
-    /// ... return written or nil }` (or `withUnsentOutput` then `wrote(N, count:)`,
-    /// `connectionFailed(N)` on a write error).
+    /// ... return written or nil }` (ActionPerformer.swift).
     case send(Connection.ID)
     /// The epoll interest of N's socket.
     case watch(Connection.ID, reading: Bool, writing: Bool)

@@ -128,13 +128,13 @@ final class ServerCore {
     var lineStamp: UInt64 = 0
 
     init(configuration: DaemonConfiguration, authenticator: Authenticator, passcodes: PasscodeBackend,
-         version: String, daemonUID: UserID, passcodeWorkers: Int = 2) {
+         version: String, daemonUID: UserID) {
         self.configuration = configuration
         self.authenticator = authenticator
         self.passcodes = passcodes
         self.version = version
         self.daemonUID = daemonUID
-        passcodeQueue = PasscodeQueue(workers: max(1, passcodeWorkers), perUserLimit: ServerCore.passcodeJobsPerUser)
+        passcodeQueue = PasscodeQueue(workers: ServerCore.passcodeWorkers, perUserLimit: ServerCore.passcodeJobsPerUser)
         lockedOut = Set(authenticator.state.users.compactMap { $0.value.biometryLockedOut || $0.value.adminLocked ? $0.key : nil })
     }
 
@@ -149,6 +149,10 @@ final class ServerCore {
 
     /// S-47: passcode jobs one user may have waiting (besides the one running).
     static let passcodeJobsPerUser = 4
+    /// The passcode workers: the shell's threads (PasscodeWorkers) and the
+    /// jobs the queue lets run at once, one number (S-47's bound on how long
+    /// another user's check waits is one job per worker).
+    static let passcodeWorkers = 2
 
     /// The wall clock, read at most once per loop turn: the events of one
     /// turn share a time (a turn is bounded by the read budget, far below

@@ -163,20 +163,9 @@ extension ServerCore {
         if asked == true { actions.append(.send(id)) }
     }
 
-    /// For `.send`: the connection's unsent output, borrowed (no copy); nil
-    /// when the connection is gone.
-    func withUnsentOutput<R>(_ id: Connection.ID, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R? {
-        guard let state = connections[id]?.state, state != .closed else { return nil }
-        writeLog()  // as writeOutput: the records before the bytes reach the file first
-        return try connections[id].map { connection in
-            let start = connection.output.sentUpTo
-            return try connection.output.bytes.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start...])) }
-        }
-    }
-
-    /// `.send` in one call (the shell's): `write` is given the unsent
-    /// output, borrowed, and returns the bytes the kernel took (0: it would
-    /// block), or nil when the socket failed (the connection is then forgotten).
+    /// `.send` (the ActionPerformer's): `write` is given the unsent output,
+    /// borrowed, and returns the bytes the kernel took (0: it would block),
+    /// or nil when the socket failed (the connection is then forgotten).
     @inline(__always)
     func writeOutput(_ id: Connection.ID, _ write: (UnsafeRawBufferPointer) -> Int?) {
         // Bytes queued after the early write asked for this one (a close's
@@ -193,12 +182,6 @@ extension ServerCore {
         }) ?? nil else { return }
         guard let written else { return close(id) }
         wroteOutput(id, count: written)
-    }
-
-    /// After `.send`: the kernel took `count` bytes (0: it would block).
-    func wrote(_ id: Connection.ID, count: Int) {
-        guard let state = connections.withValue(id, { $0.state }), state != .closed else { return }
-        wroteOutput(id, count: count)
     }
 
     private func wroteOutput(_ id: Connection.ID, count: Int) {

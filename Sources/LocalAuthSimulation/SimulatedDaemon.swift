@@ -78,9 +78,10 @@ final class SimulatedDaemon {
     var status = RevealMarks()
     var statusPerformed = 0
     var journalEntries = 0
-    /// The actions taken from the core, and the next to perform.
-    var batch: [ServerAction] = []
-    var next = 0
+    /// Performs the core's actions through this shell.
+    let performer = ActionPerformer()
+    /// What the write about to be performed will take (`socketIsOpen` rolls it).
+    private var writeRoll = 0
     /// The run's choices: a number below the bound.
     let below: (Int) -> Int
     /// The run's trace.
@@ -257,90 +258,84 @@ final class SimulatedDaemon {
 
     // MARK: - Performing actions
 
-    /// Performs the core's actions in order, until it has none (an input
-    /// made while performing, `wrote`, may append more).
-    func perform() {
-        while true {
-            if next == batch.count {
-                batch.removeAll(keepingCapacity: true)
-                next = 0
-                core.takeActions(into: &batch)
-                if batch.isEmpty { return }
-            }
-            let action = batch[next]
-            next += 1
-            perform(action)
-        }
+    /// Performs the core's actions in order (the shared ActionPerformer,
+    /// with this as its shell), until it has none.
+    func perform() { performer.perform(core, through: self) }
+}
+
+/// The simulator as the core's shell: what each action does to the
+/// simulated sockets, workers, lookups, journal and sd_notify, each byte and
+/// entry judged by the S-40 oracle on its way out.
+extension SimulatedDaemon: ServerShell {
+    /// A write to the socket follows: what it will take is rolled now.
+    func socketIsOpen(_ id: Connection.ID) -> Bool {
+        guard sockets[id] != nil else { return false }
+        writeRoll = below(10)
+        return true
     }
 
-    private func perform(_ action: ServerAction) {
-        switch action {
-        case .send(let id):
-            send(id)
-        case .watch(let id, let reading, let writing):
-            sockets[id]?.reading = reading
-            sockets[id]?.writing = writing
-        case .close(let id):
-            // Ids are never reused: a second close of one (a failed write
-            // during finishShutdown's closes) is nothing, as in EventLoop.
-            guard let socket = sockets.removeValue(forKey: id) else { return }
-            trace("  the daemon closes \(id)")
-            socket.client?.disconnected(byDaemon: true, oracle: oracle)
-        case .notify(let text):
-            notified(text)
-        case .journal(let entry):
-            journaled(entry)
-        case .readConfiguration:
-            core.configurationRead(.success(configuration()))
-        case .releaseFreePages:
-            break  // malloc_trim: nothing to give back in a simulation
-        case .runPasscodeJob(let token, let job):
-            admitted(token)
-            oracle.countPasscodeJob()
-            jobs.append((token, job))
-        case .lookUpGroup(let query):
-            lookups.append(query)
-        case .hang:
-            break
+    /// All, part or none of the unsent output (the client's buffer is
+    /// full), each byte judged by S-40 first; nil is a failed write (EPIPE:
+    /// nobody reads).
+    func write(_ unsent: UnsafeRawBufferPointer, to id: Connection.ID) -> Int? {
+        guard var socket = sockets[id], !socket.peerGone else { return nil }
+        let roll = writeRoll
+        // A client that stopped reading takes nothing once a little is buffered.
+        let stalled = (socket.client?.stalled ?? 0) > 0
+        let count = stalled ? min(unsent.count, below(2) * 512)
+            : roll < 7 ? unsent.count : (roll < 9 ? below(unsent.count + 1) : 0)
+        if count < unsent.count { oracle.countShortWrite() }
+        let range = socket.delivered..<(socket.delivered + count)
+        let judged = socket.marks.performed(range, durable: recorder.durableSeq)
+        if let seq = judged.violation {
+            oracle.violation("S-40: connection \(id) was sent bytes \(range), those from \(socket.marks.violationFrom ?? -1) "
+                + "produced after the failure at seq \(seq), durable through \(recorder.durableSeq)")
         }
+        if let seq = socket.unwritten.performed(range, durable: disk.writtenSeq).violation {
+            oracle.violation("connection \(id) was sent bytes \(range), those from \(socket.unwritten.violationFrom ?? -1) produced "
+                + "after seq \(seq) was recorded, before its record reached the log's file (written through "
+                + "\(disk.writtenSeq)): a kill would lose what it answered")
+        }
+        oracle.revealed(judged.revealed, newest: judged.newest)
+        socket.delivered += count
+        sockets[id] = socket
+        let bytes = Array(unsent.prefix(count))
+        if !bytes.isEmpty {
+            trace("  \(id) gets \(String(decoding: bytes.prefix(160), as: UTF8.self).debugDescription)\(bytes.count > 160 ? "..." : "")")
+        }
+        socket.client?.receive(bytes, oracle: oracle)
+        return count
     }
 
-    /// A write to the socket: all, part or none of the unsent output (the
-    /// client's buffer is full), each byte judged by S-40 first.
-    private func send(_ id: Connection.ID) {
-        guard sockets[id] != nil else { return core.connectionFailed(id) }
-        let roll = below(10)
-        // As EventLoop's: one call; nil is a failed write (EPIPE: nobody reads).
-        core.writeOutput(id) { unsent -> Int? in
-            guard var socket = sockets[id], !socket.peerGone else { return nil }
-            // A client that stopped reading takes nothing once a little is buffered.
-            let stalled = (socket.client?.stalled ?? 0) > 0
-            let count = stalled ? min(unsent.count, below(2) * 512)
-                : roll < 7 ? unsent.count : (roll < 9 ? below(unsent.count + 1) : 0)
-            if count < unsent.count { oracle.countShortWrite() }
-            let range = socket.delivered..<(socket.delivered + count)
-            let judged = socket.marks.performed(range, durable: recorder.durableSeq)
-            if let seq = judged.violation {
-                oracle.violation("S-40: connection \(id) was sent bytes \(range), those from \(socket.marks.violationFrom ?? -1) "
-                    + "produced after the failure at seq \(seq), durable through \(recorder.durableSeq)")
-            }
-            if let seq = socket.unwritten.performed(range, durable: disk.writtenSeq).violation {
-                oracle.violation("connection \(id) was sent bytes \(range), those from \(socket.unwritten.violationFrom ?? -1) produced "
-                    + "after seq \(seq) was recorded, before its record reached the log's file (written through "
-                    + "\(disk.writtenSeq)): a kill would lose what it answered")
-            }
-            oracle.revealed(judged.revealed, newest: judged.newest)
-            socket.delivered += count
-            sockets[id] = socket
-            let bytes = Array(unsent.prefix(count))
-            if !bytes.isEmpty {
-                trace("  \(id) gets \(String(decoding: bytes.prefix(160), as: UTF8.self).debugDescription)\(bytes.count > 160 ? "..." : "")")
-            }
-            socket.client?.receive(bytes, oracle: oracle)
-            return count
-        }
+    func watch(_ id: Connection.ID, reading: Bool, writing: Bool) {
+        sockets[id]?.reading = reading
+        sockets[id]?.writing = writing
     }
 
+    func close(_ id: Connection.ID) {
+        // Ids are never reused: a second close of one (a failed write
+        // during finishShutdown's closes) is nothing, as in EventLoop.
+        guard let socket = sockets.removeValue(forKey: id) else { return }
+        trace("  the daemon closes \(id)")
+        socket.client?.disconnected(byDaemon: true, oracle: oracle)
+    }
+
+    func notify(_ state: String) { notified(state) }
+
+    func journal(_ entry: JournalEntry) { journaled(entry) }
+
+    func runPasscodeJob(token: UInt64, _ job: PasscodeWorkers.Job) {
+        admitted(token)
+        oracle.countPasscodeJob()
+        jobs.append((token, job))
+    }
+
+    func lookUpGroup(_ query: GroupQuery) { lookups.append(query) }
+
+    func readConfiguration() -> Result<DaemonConfiguration, any Error>? { .success(configuration()) }
+}
+
+extension SimulatedDaemon {
     /// What a worker does with a job (PasscodeWorkers.submit's closure),
     /// on the simulator's step instead of a thread.
     static func run(_ job: PasscodeWorkers.Job, token: UInt64, fingerprintKey: [UInt8]) -> PasscodeWorkers.Completion {
@@ -370,7 +365,7 @@ final class SimulatedDaemon {
     /// S-46: a check that starts now must not be in a delay or a lock (at
     /// the daemon's clock of the turn, DaemonClock: after the wall clock is
     /// set back it runs on with CLOCK_BOOTTIME, so delays do not lengthen).
-    private func admitted(_ token: UInt64) {
+    func admitted(_ token: UInt64) {
         // A new passcode's hash (its old one was proved before) checks nothing.
         guard let check = core.running[token] else { return }
         if case .newHash = check { return }

@@ -59,11 +59,11 @@ extension SimulatedDaemon {
         let isTrail = { (action: ServerAction) -> Bool in
             if case .journal(let entry) = action { return Self.isTrail(entry) } else { return false }
         }
-        return batch[next...].count(where: isTrail) + core.actions.count(where: isTrail)
+        return performer.pending.count(where: isTrail) + core.actions.count(where: isTrail)
     }
 
     func pending(where matches: (ServerAction) -> Bool) -> Int {
-        batch[next...].count(where: matches) + core.actions.count(where: matches)
+        performer.pending.count(where: matches) + core.actions.count(where: matches)
     }
 
     /// A STATUS= that tells the daemon's counts (not "Failing closed", "Shutting down").

@@ -68,6 +68,7 @@ final class CoreHarness {
     var socketRoom: Int?
     /// CLOCK_MONOTONIC, ns.
     var monotonic: UInt64 = 1_000_000_000
+    let performer = ActionPerformer()
 
     init(_ configure: (inout DaemonConfiguration) -> Void = { _ in }) {
         var configuration = DaemonConfiguration()
@@ -115,28 +116,9 @@ final class CoreHarness {
         perform()
     }
 
-    /// Performs the core's actions as the shell does, until none is left.
-    func perform() {
-        while !core.actions.isEmpty {
-            for action in core.takeActions() {
-                switch action {
-                case .send(let id):
-                    sends += 1
-                    let written = core.withUnsentOutput(id) { bytes -> Int in
-                        let count = min(bytes.count, socketRoom ?? bytes.count)
-                        received[id, default: []].append(contentsOf: bytes.prefix(count))
-                        return count
-                    }
-                    if let written { core.wrote(id, count: written) }
-                case .close(let id): closed.insert(id)
-                case .journal(let entry): journal.append(entry)
-                case .runPasscodeJob(let token, let job): jobs.append((token, job))
-                case .lookUpGroup(let query): lookups.append(query)
-                case .watch, .notify, .readConfiguration, .releaseFreePages, .hang: break
-                }
-            }
-        }
-    }
+    /// Performs the core's actions as the shell does (the shared
+    /// ActionPerformer, this harness as its shell), until none is left.
+    func perform() { performer.perform(core, through: self) }
 
     /// Runs the waiting passcode jobs, as the workers would, and hands
     /// their results to the core in a later turn.
@@ -180,4 +162,27 @@ final class CoreHarness {
         else { return nil }
         return String(word.dropFirst(4))
     }
+}
+
+/// The harness as the core's shell: each connection's peer receives what
+/// the socket takes (`socketRoom`), jobs and lookups wait for the test.
+extension CoreHarness: ServerShell {
+    func socketIsOpen(_ id: Connection.ID) -> Bool {
+        sends += 1
+        return true
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer, to id: Connection.ID) -> Int? {
+        let count = min(bytes.count, socketRoom ?? bytes.count)
+        received[id, default: []].append(contentsOf: bytes.prefix(count))
+        return count
+    }
+
+    func watch(_ id: Connection.ID, reading: Bool, writing: Bool) {}
+    func close(_ id: Connection.ID) { closed.insert(id) }
+    func notify(_ state: String) {}
+    func journal(_ entry: JournalEntry) { journal.append(entry) }
+    func runPasscodeJob(token: UInt64, _ job: PasscodeWorkers.Job) { jobs.append((token, job)) }
+    func lookUpGroup(_ query: GroupQuery) { lookups.append(query) }
+    func readConfiguration() -> Result<DaemonConfiguration, any Error>? { nil }
 }

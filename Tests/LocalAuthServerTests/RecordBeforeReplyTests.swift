@@ -51,17 +51,29 @@ final class RecordBeforeReplyTests: XCTestCase {
         core.beginTurn(TurnTime(wall: 1_700_000_000_000_000 + micros, boot: micros, monotonic: monotonic))
     }
 
-    private func perform() {
-        while !core.actions.isEmpty {
-            for action in core.takeActions() {
-                guard case .send(let id) = action else { continue }
-                if log.hasUnwritten { sendsWithUnwrittenRecords += 1 }
-                if let count = core.withUnsentOutput(id, { bytes -> Int in sent += bytes; return bytes.count }) {
-                    core.wrote(id, count: count)
-                }
-            }
+    /// The shell: its sockets take every byte; each write counts whether
+    /// the log still had unwritten records then.
+    final class Shell: ServerShell {
+        unowned let test: RecordBeforeReplyTests
+        init(_ test: RecordBeforeReplyTests) { self.test = test }
+        func socketIsOpen(_ id: Connection.ID) -> Bool { true }
+        func write(_ bytes: UnsafeRawBufferPointer, to id: Connection.ID) -> Int? {
+            if test.log.hasUnwritten { test.sendsWithUnwrittenRecords += 1 }
+            test.sent += bytes
+            return bytes.count
         }
+        func watch(_ id: Connection.ID, reading: Bool, writing: Bool) {}
+        func close(_ id: Connection.ID) {}
+        func notify(_ state: String) {}
+        func journal(_ entry: JournalEntry) {}
+        func runPasscodeJob(token: UInt64, _ job: PasscodeWorkers.Job) {}
+        func lookUpGroup(_ query: GroupQuery) {}
+        func readConfiguration() -> Result<DaemonConfiguration, any Error>? { nil }
     }
+
+    let performer = ActionPerformer()
+
+    private func perform() { performer.perform(core, through: Shell(self)) }
 
     private func feed(_ text: String, on id: Connection.ID) {
         Array(text.utf8).withUnsafeBytes { _ = core.received($0, on: id) }

@@ -30,17 +30,29 @@ final class SimulationFindingsTests: XCTestCase {
         return (core, recorder, disk)
     }
 
-    /// Performs the core's actions as a shell whose sockets take everything.
-    func drain(_ core: ServerCore, _ sent: inout [Connection.ID: String]) {
-        while !core.actions.isEmpty {
-            for action in core.takeActions() {
-                guard case .send(let id) = action else { continue }
-                core.writeOutput(id) { bytes in
-                    sent[id, default: ""] += String(decoding: bytes, as: UTF8.self)
-                    return bytes.count
-                }
-            }
+    /// A shell whose sockets take everything.
+    final class Shell: ServerShell {
+        var sent: [Connection.ID: String] = [:]
+        func socketIsOpen(_ id: Connection.ID) -> Bool { true }
+        func write(_ bytes: UnsafeRawBufferPointer, to id: Connection.ID) -> Int? {
+            sent[id, default: ""] += String(decoding: bytes, as: UTF8.self)
+            return bytes.count
         }
+        func watch(_ id: Connection.ID, reading: Bool, writing: Bool) {}
+        func close(_ id: Connection.ID) {}
+        func notify(_ state: String) {}
+        func journal(_ entry: JournalEntry) {}
+        func runPasscodeJob(token: UInt64, _ job: PasscodeWorkers.Job) {}
+        func lookUpGroup(_ query: GroupQuery) {}
+        func readConfiguration() -> Result<DaemonConfiguration, any Error>? { nil }
+    }
+
+    /// Performs the core's actions (the shared performer) through a shell whose sockets take everything.
+    func drain(_ core: ServerCore, _ sent: inout [Connection.ID: String]) {
+        let shell = Shell()
+        shell.sent = sent
+        ActionPerformer().perform(core, through: shell)
+        sent = shell.sent
     }
 
     func send(_ line: String, on id: Connection.ID, _ core: ServerCore, _ sent: inout [Connection.ID: String]) {

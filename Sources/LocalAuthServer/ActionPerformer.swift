@@ -1,0 +1,102 @@
+// The one performer of the core's actions (ServerAction.swift), shared by
+// the daemon's epoll shell (EventLoop), the simulator (SimulatedDaemon) and
+// the test harnesses: each is a `ServerShell`, which does what one action
+// says with its own sockets, workers and journal. The performer takes the
+// core's actions in order (swapping buffers: the hot path allocates
+// nothing), hands each to the shell, and feeds what the shell answers back
+// to the core as its inputs (`wrote` after a write, `connectionFailed` when
+// the socket is gone, `configurationRead` after a SIGHUP's read), until
+// the core has none left. So the order in which actions meet the world, and
+// how their answers come back, is written once.
+import LocalAuthConfig
+import LocalAuthCore
+
+/// What performs the core's actions: sockets, workers, lookups, the journal.
+protocol ServerShell: AnyObject {
+    /// `.send`: connection N's socket is there to be written (a write
+    /// follows at once); false: the core forgets N.
+    func socketIsOpen(_ id: Connection.ID) -> Bool
+    /// Writes what the socket takes of `bytes` without blocking: the count
+    /// (0: it would block), or nil when the socket failed (the core then
+    /// forgets the connection). Touches nothing of the core.
+    func write(_ bytes: UnsafeRawBufferPointer, to id: Connection.ID) -> Int?
+    /// The epoll interest of N's socket.
+    func watch(_ id: Connection.ID, reading: Bool, writing: Bool)
+    /// The core forgot N: its socket closes.
+    func close(_ id: Connection.ID)
+    /// sd_notify.
+    func notify(_ state: String)
+    func journal(_ entry: JournalEntry)
+    /// A passcode check or hash for a worker; `passcodeJobsFinished` brings the result later.
+    func runPasscodeJob(token: UInt64, _ job: PasscodeWorkers.Job)
+    /// An AdminGroup lookup, off the loop; `adminLookupsAnswered` brings the answer later.
+    func lookUpGroup(_ query: GroupQuery)
+    /// SIGHUP: the configuration files read again, or why not; nil: this
+    /// shell has none to read (the core is told nothing).
+    func readConfiguration() -> Result<DaemonConfiguration, any Error>?
+    /// malloc_trim.
+    func releaseFreePages()
+    /// The LOCALAUTHD_TEST_HANG hook.
+    func hang(seconds: UInt32)
+}
+
+extension ServerShell {
+    func releaseFreePages() {}
+    func hang(seconds: UInt32) {}
+}
+
+/// Drains the core's actions through a shell. A class: a shell may look at
+/// what is still to be performed (`pending`) while it performs one.
+final class ActionPerformer {
+    /// The batch being performed (swapped with the core's buffer), and the next action in it.
+    private(set) var batch: [ServerAction] = []
+    private(set) var next = 0
+
+    init() { batch.reserveCapacity(64) }
+
+    /// Actions taken from the core and not performed yet.
+    var pending: ArraySlice<ServerAction> { batch[next...] }
+
+    /// Performs the core's actions in order, until it has none (an answer
+    /// fed back, `wrote`, may append more).
+    func perform<Shell: ServerShell>(_ core: ServerCore, through shell: Shell) {
+        while true {
+            if next == batch.count {
+                batch.removeAll(keepingCapacity: true)
+                next = 0
+                core.takeActions(into: &batch)
+                if batch.isEmpty { return }
+            }
+            let action = batch[next]
+            next += 1
+            perform(action, core, shell)
+        }
+    }
+
+    @inline(__always)
+    private func perform<Shell: ServerShell>(_ action: ServerAction, _ core: ServerCore, _ shell: Shell) {
+        switch action {
+        case .send(let id):
+            guard shell.socketIsOpen(id) else { return core.connectionFailed(id) }
+            core.writeOutput(id) { shell.write($0, to: id) }
+        case .watch(let id, let reading, let writing):
+            shell.watch(id, reading: reading, writing: writing)
+        case .close(let id):
+            shell.close(id)
+        case .notify(let state):
+            shell.notify(state)
+        case .journal(let entry):
+            shell.journal(entry)
+        case .runPasscodeJob(let token, let job):
+            shell.runPasscodeJob(token: token, job)
+        case .lookUpGroup(let query):
+            shell.lookUpGroup(query)
+        case .readConfiguration:
+            if let read = shell.readConfiguration() { core.configurationRead(read) }
+        case .releaseFreePages:
+            shell.releaseFreePages()
+        case .hang(let seconds):
+            shell.hang(seconds: seconds)
+        }
+    }
+}
