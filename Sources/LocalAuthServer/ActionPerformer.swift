@@ -4,9 +4,9 @@
 // says with its own sockets, workers and journal. The performer takes the
 // core's actions in order (swapping buffers: the hot path allocates
 // nothing), hands each to the shell, and feeds what the shell answers back
-// to the core as its inputs (`wrote` after a write, `connectionFailed` when
-// the socket is gone, `configurationRead` after a SIGHUP's read), until
-// the core has none left. So the order in which actions meet the world, and
+// to the core as its inputs (the count of a write, `connectionFailed` when
+// the socket is gone, `passcodeCommitted` after the passcode store's write,
+// `configurationRead` after a SIGHUP's read), until the core has none left. So the order in which actions meet the world, and
 // how their answers come back, is written once.
 import LocalAuthConfig
 import LocalAuthCore
@@ -29,6 +29,9 @@ protocol ServerShell: AnyObject {
     func journal(_ entry: JournalEntry)
     /// A passcode check or hash for a worker; `passcodeJobsFinished` brings the result later.
     func runPasscodeJob(token: UInt64, _ job: PasscodeWorkers.Job)
+    /// Stores (nil: removes) a user's passcode record, durably; the
+    /// performer hands the core the answer (`passcodeCommitted`).
+    func commitPasscode(_ record: String?, for uid: UserID) throws
     /// An AdminGroup lookup, off the loop; `adminLookupsAnswered` brings the answer later.
     func lookUpGroup(_ query: GroupQuery)
     /// SIGHUP: the configuration files read again, or why not; nil: this
@@ -89,6 +92,13 @@ final class ActionPerformer {
             shell.journal(entry)
         case .runPasscodeJob(let token, let job):
             shell.runPasscodeJob(token: token, job)
+        case .commitPasscode(let uid, let record):
+            do {
+                try shell.commitPasscode(record, for: uid)
+                core.passcodeCommitted(.success(()))
+            } catch {
+                core.passcodeCommitted(.failure(error))
+            }
         case .lookUpGroup(let query):
             shell.lookUpGroup(query)
         case .readConfiguration:

@@ -120,7 +120,7 @@ public enum Daemon {
         LogReadAccess.applyAtStart(configuration.daemon, stateDirectory: stateDirectory)
         let durabilityWake = try EventFD()
         let snapshotInbox = try SnapshotInbox()
-        let passcodes: PasscodeBackend = configuration.passcode.backend == .shadow
+        let passcodes: PasscodeStore = configuration.passcode.backend == .shadow
             ? try ShadowPasscodes(path: configuration.passcode.shadowFile)
             : try BuiltinPasscodes(directory: stateDirectory)
         // S-49: the journal (or the test stand-in) holds the log's anchors.
@@ -131,7 +131,7 @@ public enum Daemon {
 
         let server = ServerCore(configuration: configuration, authenticator: opened.authenticator, passcodes: passcodes,
                                 version: version, daemonUID: Accounts.currentUID())
-        let loop = try EventLoop(core: server, listener: listener, signals: signals, durabilityWake: durabilityWake,
+        let loop = try EventLoop(core: server, passcodeStore: passcodes, listener: listener, signals: signals, durabilityWake: durabilityWake,
                                  snapshotInbox: snapshotInbox)
         // LARight's store and key (RightStore.swift, SecretKey.swift): a
         // damaged store or an unusable key stops the start, naming the file.

@@ -23,6 +23,8 @@ final class EventLoop {
     }
 
     let core: ServerCore
+    /// The passcode backend's store, which the core reads and the shell writes (`.commitPasscode`).
+    let passcodeStore: PasscodeStore
     let epoll: Epoll
     let listener: FileDescriptor
     let signals: SignalFD
@@ -46,9 +48,10 @@ final class EventLoop {
     /// its fd is still ours only when this moved.
     var closes: UInt64 = 0
 
-    init(core: ServerCore, listener: FileDescriptor, signals: SignalFD, durabilityWake: EventFD,
-         snapshotInbox: SnapshotInbox) throws {
+    init(core: ServerCore, passcodeStore: PasscodeStore, listener: FileDescriptor, signals: SignalFD,
+         durabilityWake: EventFD, snapshotInbox: SnapshotInbox) throws {
         self.core = core
+        self.passcodeStore = passcodeStore
         self.listener = listener
         self.signals = signals
         self.durabilityWake = durabilityWake

@@ -52,6 +52,10 @@ extension EventLoop: ServerShell {
 
     func runPasscodeJob(token: UInt64, _ job: PasscodeWorkers.Job) { workers.submit(token: token, job) }
 
+    /// The store's write (a small file replaced atomically, a few times in
+    /// a device's life) on the loop.
+    func commitPasscode(_ record: String?, for uid: UserID) throws { try passcodeStore.commit(record, for: uid) }
+
     func lookUpGroup(_ query: GroupQuery) { adminLookups.ask(query) }
 
     /// SIGHUP: the configuration files, read again; a valid one that is

@@ -1,8 +1,10 @@
-// Where passcodes are checked and kept. The loop asks the backend for the
+// Where passcodes are checked and kept. The core asks the backend for the
 // slow work as closures that run on a worker (they capture what they need
-// and touch nothing else), and commits results on the loop. The builtin
-// backend keeps yescrypt hashes of set passcodes in the state directory
-// (PasscodeStore); a PAM or TPM-backed one would plug in here.
+// and touch nothing else), and reads whether a user has one; writing a
+// record is the shell's (`PasscodeStore.commit`, performing the core's
+// `.commitPasscode`, whose answer comes back as `passcodeCommitted`). The
+// builtin backend keeps yescrypt hashes of set passcodes in the state
+// directory (PasscodeStore.swift); a PAM or TPM-backed one would plug in here.
 import LocalAuthCore
 import LocalAuthSystem
 
@@ -15,17 +17,21 @@ protocol PasscodeBackend: AnyObject {
     func checker(for uid: UserID) -> @Sendable ([UInt8]) -> Bool
     /// Turns a new secret into the record `commit` stores, on a worker.
     var recordMaker: @Sendable ([UInt8]) throws -> String { get }
-    /// On the loop: stores (or with nil removes) a user's record, durably.
+}
+
+/// A backend with records to write: the shell's side (`.commitPasscode`).
+protocol PasscodeStore: PasscodeBackend {
+    /// Stores (or with nil removes) a user's record, durably; `isSet` then says so.
     func commit(_ record: String?, for uid: UserID) throws
 }
 
 /// `[Passcode] Backend=builtin`.
-final class BuiltinPasscodes: PasscodeBackend {
+final class BuiltinPasscodes: PasscodeStore {
     let name = "builtin"
-    private var store: PasscodeStore
+    private var store: PasscodeFile
 
     init(directory: String) throws {
-        store = try PasscodeStore(directory: directory)
+        store = try PasscodeFile(directory: directory)
     }
 
     func isSet(_ uid: UserID) -> Bool { store.hash(for: uid) != nil }

@@ -3,7 +3,10 @@
 // judged against the delay and the lock once more just before it starts
 // (`admitPasscodeAttempt`: refused, it never runs and its secret is wiped).
 // Verdicts go through the core (`passcodeChecked`), which records them,
-// durable before anyone hears them (S-40).
+// durable before anyone hears them (S-40). A new passcode's record is
+// stored by the shell (`.commitPasscode`) before its event is recorded;
+// until the store answers (`passcodeCommitted`), the results that came with
+// it wait, so events are recorded in the order the results came.
 import LocalAuthCore
 import LocalAuthProtocol
 import LocalAuthSystem
@@ -53,9 +56,11 @@ extension ServerCore {
         actions.append(.runPasscodeJob(token: job.token, .verify(secret: job.secret, check: passcodes.checker(for: uid))))
     }
 
-    /// The workers' results (the shell drained them).
+    /// The workers' results (the shell drained them). After a new hash that
+    /// the store must take first, the rest wait for its answer.
     func passcodeJobsFinished(_ completions: [PasscodeWorkers.Completion]) {
-        for completion in completions {
+        if !passcodeCommits.isEmpty { return afterCommits.append(contentsOf: completions) }
+        for (index, completion) in completions.enumerated() {
             guard let check = running.removeValue(forKey: completion.token) else { continue }
             if abandonedChecks.remove(completion.token) != nil {
                 passcodeQueue.finished(check.uid)
@@ -72,10 +77,51 @@ extension ServerCore {
                 oldPasscodeChecked(uid, completion, newSecret: newSecret, connections.contains(id) ? id : nil, tag)
             case .newHash(let uid, let id, let tag, let by):
                 passcodeQueue.finished(uid)
-                newHashMade(uid, completion, connections.contains(id) ? id : nil, tag, by: by)
+                guard newHashMade(uid, completion, connections.contains(id) ? id : nil, tag, by: by) else { continue }
+                afterCommits.append(contentsOf: completions[(index + 1)...])
+                return
             }
         }
         startPasscodeJobs()
+    }
+
+    /// The passcode store's answer to the oldest `.commitPasscode`: the
+    /// change is recorded and answered (or its failure answered), then what
+    /// waited for it goes on.
+    func passcodeCommitted(_ result: Result<Void, any Error>) {
+        guard !passcodeCommits.isEmpty else { return }
+        let commit = passcodeCommits.removeFirst()
+        let connection = commit.connection.flatMap { connections.contains($0) ? $0 : nil }
+        if case .failure(let error) = result {
+            journal(.error, "Failed to write the passcode store: \(error)")
+            if let connection { reply(connection, commit.tag, ProtocolError(.internal, "Failed to write the passcode store.")) }
+        } else {
+            let outcome = run(.changePasscode(uid: commit.uid, set: commit.set, by: commit.by), connection: connection,
+                              tag: commit.tag, now: now)
+            if let connection, events(outcome, connection, commit.tag) != nil { replyOK(connection, commit.tag) }
+        }
+        if commit.parksConnection, let connection { resumeAfterCommit(connection) }
+        // A new hash's job was done: the results after it, and the jobs they let start.
+        guard passcodeCommits.isEmpty, !commit.parksConnection || !afterCommits.isEmpty else { return }
+        let waiting = afterCommits
+        afterCommits.removeAll()
+        passcodeJobsFinished(waiting)
+    }
+
+    /// Asks the shell to store `record` for `uid` (nil removes it); the
+    /// change is recorded once it answers.
+    func commitPasscode(_ record: String?, _ commit: PendingCommit) {
+        passcodeCommits.append(commit)
+        actions.append(.commitPasscode(uid: commit.uid, record: record))
+    }
+
+    /// A clear-passcode's connection reads on once the store answered.
+    private func resumeAfterCommit(_ id: Connection.ID) {
+        guard connections[id]?.isParked == true else { return }
+        connections[id]?.state = .open(.lines)
+        processLinesAndWipe(id)
+        guard connections[id]?.isReading == true else { return }
+        actions.append(.watch(id, reading: true, writing: watchingWritable.contains(id)))
     }
 
     /// set-passcode's old secret was checked: only a recorded acceptance lets
@@ -99,26 +145,35 @@ extension ServerCore {
         _ = self.events(outcome, connection, tag)
     }
 
+    /// A new hash was made: true when its commit was asked for (the
+    /// change is recorded when the store answers).
     private func newHashMade(_ uid: UserID, _ completion: PasscodeWorkers.Completion, _ connection: Connection.ID?,
-                             _ tag: String, by: UserID) {
+                             _ tag: String, by: UserID) -> Bool {
         guard let hash = completion.hash else {
             journal(.error, "Failed to hash a passcode: \(completion.error ?? "unknown error")")
             if let connection { reply(connection, tag, ProtocolError(.internal, "Failed to hash the passcode.")) }
-            return
+            return false
         }
-        do {
-            try passcodes.commit(hash, for: uid)
-        } catch {
-            journal(.error, "Failed to write the passcode store: \(error)")
-            if let connection { reply(connection, tag, ProtocolError(.internal, "Failed to write the passcode store.")) }
-            return
-        }
-        let outcome = run(.changePasscode(uid: uid, set: true, by: by), connection: connection, tag: tag, now: now)
-        if let connection, events(outcome, connection, tag) != nil { replyOK(connection, tag) }
+        commitPasscode(hash, PendingCommit(uid: uid, set: true, by: by, connection: connection, tag: tag, parksConnection: false))
+        return true
     }
 
     /// S-7: whether this wrong attempt repeats the previous wrong one.
     private func judge(_ uid: UserID, _ completion: PasscodeWorkers.Completion) -> Bool {
         wrongPasscodes.isRepeat(uid, correct: completion.correct, fingerprint: completion.fingerprint)
     }
+}
+
+/// A passcode change waiting for the store's answer (`passcodeCommitted`).
+struct PendingCommit {
+    let uid: UserID
+    /// A new record (set-passcode), or none (clear-passcode).
+    let set: Bool
+    let by: UserID
+    /// Who asked, and the tag of the answer (nil: gone already).
+    let connection: Connection.ID?
+    let tag: String
+    /// clear-passcode: its connection reads nothing more until the answer
+    /// (its later lines' replies keep their order).
+    let parksConnection: Bool
 }

@@ -21,6 +21,10 @@ enum ServerAction {
     case journal(JournalEntry)
     /// Run a passcode check or hash on a worker (`passcodeJobsFinished` brings the result).
     case runPasscodeJob(token: UInt64, PasscodeWorkers.Job)
+    /// Store (nil: remove) a user's passcode record, durably, before its
+    /// event is recorded (`passcodeCommitted` brings the answer; commits are
+    /// answered in the order they were asked for).
+    case commitPasscode(uid: UserID, record: String?)
     /// An AdminGroup membership lookup, off the loop (S-51; `adminLookupsAnswered`).
     case lookUpGroup(GroupQuery)
     /// Read the configuration files again (SIGHUP; `configurationRead`).

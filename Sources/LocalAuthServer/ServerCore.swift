@@ -51,6 +51,10 @@ final class ServerCore {
     /// Passcode jobs waiting for a worker (S-46, S-47), and those running.
     var passcodeQueue: PasscodeQueue<PasscodeJob>
     var running: [UInt64: PendingCheck] = [:]
+    /// Passcode records the shell is storing (`.commitPasscode`), oldest
+    /// first, and the workers' results that wait for them.
+    var passcodeCommits: [PendingCommit] = []
+    var afterCommits: [PasscodeWorkers.Completion] = []
     /// Running jobs whose results are to be ignored (the log failed meanwhile).
     var abandonedChecks: Set<UInt64> = []
     /// S-48: per-uid budgets and the space reserve (LogBudget.swift, SpaceReserve.swift).

@@ -16,7 +16,7 @@ import LocalAuthProtocol
 import LocalAuthSystem
 import Synchronization
 
-final class ShadowPasscodes: PasscodeBackend {
+final class ShadowPasscodes: PasscodeStore {
     let name = "shadow"
     let path: String
     /// Loop-confined: the uids the core has been told have a passcode.

@@ -330,6 +330,9 @@ extension SimulatedDaemon: ServerShell {
         jobs.append((token, job))
     }
 
+    /// The store outside the process (it survives a crash), which may refuse the write.
+    func commitPasscode(_ record: String?, for uid: UserID) throws { try passcodes.commit(record, for: uid) }
+
     func lookUpGroup(_ query: GroupQuery) { lookups.append(query) }
 
     func readConfiguration() -> Result<DaemonConfiguration, any Error>? { .success(configuration()) }

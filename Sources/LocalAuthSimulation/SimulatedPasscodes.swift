@@ -7,7 +7,7 @@
 import LocalAuthCore
 @testable import LocalAuthServer
 
-final class SimulatedPasscodes: PasscodeBackend {
+final class SimulatedPasscodes: PasscodeStore {
     let name = "simulated"
     private(set) var records: [UserID: String] = [:]
     /// The next commit fails (armed by the run).

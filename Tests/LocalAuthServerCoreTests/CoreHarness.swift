@@ -38,7 +38,7 @@ final class FakeRecorder: EventRecorder {
 }
 
 /// Passcodes in memory: the "hash" is the secret reversed.
-final class FakePasscodes: LocalAuthServer.PasscodeBackend {
+final class FakePasscodes: LocalAuthServer.PasscodeStore {
     let name = "fake"
     var records: [UserID: String] = [:]
     func isSet(_ uid: UserID) -> Bool { records[uid] != nil }
@@ -48,7 +48,15 @@ final class FakePasscodes: LocalAuthServer.PasscodeBackend {
         return { secret in record == String(decoding: secret.reversed(), as: UTF8.self) }
     }
     let recordMaker: @Sendable ([UInt8]) throws -> String = { String(decoding: $0.reversed(), as: UTF8.self) }
-    func commit(_ record: String?, for uid: UserID) throws { records[uid] = record }
+    /// The next write of the store fails (its disk is full).
+    var failNextCommit = false
+    func commit(_ record: String?, for uid: UserID) throws {
+        if failNextCommit {
+            failNextCommit = false
+            throw FakeRecorder.FakeFailure(description: "No space left on device (test)")
+        }
+        records[uid] = record
+    }
 }
 
 final class CoreHarness {
@@ -69,6 +77,8 @@ final class CoreHarness {
     /// CLOCK_MONOTONIC, ns.
     var monotonic: UInt64 = 1_000_000_000
     let performer = ActionPerformer()
+    /// Called as the shell writes the passcode store (the core waits for its answer).
+    var onCommit: (() -> Void)?
 
     init(_ configure: (inout DaemonConfiguration) -> Void = { _ in }) {
         var configuration = DaemonConfiguration()
@@ -183,6 +193,10 @@ extension CoreHarness: ServerShell {
     func notify(_ state: String) {}
     func journal(_ entry: JournalEntry) { journal.append(entry) }
     func runPasscodeJob(token: UInt64, _ job: PasscodeWorkers.Job) { jobs.append((token, job)) }
+    func commitPasscode(_ record: String?, for uid: UserID) throws {
+        onCommit?()
+        try passcodes.commit(record, for: uid)
+    }
     func lookUpGroup(_ query: GroupQuery) { lookups.append(query) }
     func readConfiguration() -> Result<DaemonConfiguration, any Error>? { nil }
 }

@@ -43,6 +43,7 @@ final class SimulationFindingsTests: XCTestCase {
         func notify(_ state: String) {}
         func journal(_ entry: JournalEntry) {}
         func runPasscodeJob(token: UInt64, _ job: PasscodeWorkers.Job) {}
+        func commitPasscode(_ record: String?, for uid: UserID) throws {}
         func lookUpGroup(_ query: GroupQuery) {}
         func readConfiguration() -> Result<DaemonConfiguration, any Error>? { nil }
     }

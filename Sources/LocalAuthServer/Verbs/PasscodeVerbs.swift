@@ -65,18 +65,14 @@ extension ServerCore {
         }
     }
 
+    /// The record goes first (the shell's `.commitPasscode`), then its
+    /// event; the connection's later lines wait for the store's answer.
     func clearPasscode(_ request: Request, _ connection: Connection.ID) {
         if refusesLoginPasswordChange(request, connection) { return }
         guard let uid = targetUID(request, connection, required: true) else { return }
-        do {
-            try passcodes.commit(nil, for: uid)
-        } catch {
-            journal(.error, "Failed to write the passcode store: \(error)")
-            return reply(connection, request.tag, ProtocolError(.internal, "Failed to write the passcode store."))
-        }
-        let outcome = run(.changePasscode(uid: uid, set: false, by: peer(of: connection).uid), connection: connection, tag: request.tag, now: now)
-        guard events(outcome, connection, request.tag) != nil else { return }
-        replyOK(connection, request.tag)
+        pauseReading(connection)
+        commitPasscode(nil, PendingCommit(uid: uid, set: false, by: peer(of: connection).uid, connection: connection,
+                                          tag: request.tag, parksConnection: true))
     }
 
     /// A core rule applied to a secret's bytes (nil: the key is absent).

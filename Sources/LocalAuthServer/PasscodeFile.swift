@@ -5,7 +5,7 @@
 import LocalAuthCore
 import LocalAuthSystem
 
-struct PasscodeStore {
+struct PasscodeFile {
     let path: String
     private(set) var hashes: [UserID: String] = [:]
 
