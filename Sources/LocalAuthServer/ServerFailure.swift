@@ -40,6 +40,12 @@ extension ServerCore {
                 markForFlush(connection)
             }
         }
+        // F-49: the evaluations just answered no longer wait for a reading
+        // (none could be recorded): every scan stops and fprintd's claim is
+        // released now, not left held across the failure and the reopen
+        // (whose restart state has no prompt that would ever stop it).
+        for uid in scanning.sorted() { sensorBackend.scanCancelled(uid: uid) }
+        scanning.removeAll()
         // Verdicts still on a worker will not be recorded (the log cannot
         // take them); the waiting jobs are dropped, their secrets wiped.
         abandonedChecks.formUnion(running.keys)

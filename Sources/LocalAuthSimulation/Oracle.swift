@@ -43,6 +43,11 @@ public final class Oracle {
         public var shortWrites = 0
         public var splitReads = 0
         public var watchStates = 0
+        /// S-60: combined prompts received, and biometric prompts whose
+        /// passcode half had ended (retry-after); scans judged against the log.
+        public var combinedPrompts = 0
+        public var passcodeHalvesEnded = 0
+        public var scansJudged = 0
     }
 
     func violation(_ text: String) {
@@ -87,6 +92,23 @@ public final class Oracle {
     func countShortWrite() { figures.shortWrites += 1 }
     func countSplitRead() { figures.splitReads += 1 }
     func countWatchState() { figures.watchStates += 1 }
+    func countCombinedPrompt(halfEnded: Bool) {
+        if halfEnded { figures.passcodeHalvesEnded += 1 } else { figures.combinedPrompts += 1 }
+    }
+
+    /// S-27, S-60: the sensor scans for a user exactly while the log's fold
+    /// says their prompt holder waits at a biometric or combined prompt (a
+    /// scan left running is a claim never released; one missing, a prompt
+    /// that cannot be answered).
+    func judgeScans(scanning: Set<UserID>, fold: AuthState) {
+        var expected: Set<UserID> = []
+        for (uid, user) in fold.users {
+            if let holder = user.promptHolder, fold.contexts[holder]?.evaluation?.isScanning == true { expected.insert(uid) }
+        }
+        figures.scansJudged += 1
+        guard scanning != expected else { return }
+        violation("S-60: the sensor scans for \(scanning.sorted()) but the log's prompts want \(expected.sorted())")
+    }
     func restarted() { figures.restarts += 1 }
     /// Output revealed `count` durable failures, the newest at `newest`.
     func revealed(_ count: Int, newest: UInt64) {
@@ -135,6 +157,9 @@ extension Oracle.Figures {
         shortWrites += other.shortWrites
         splitReads += other.splitReads
         watchStates += other.watchStates
+        combinedPrompts += other.combinedPrompts
+        passcodeHalvesEnded += other.passcodeHalvesEnded
+        scansJudged += other.scansJudged
         for (fault, count) in other.faults { faults[fault, default: 0] += count }
     }
 
@@ -146,7 +171,8 @@ extension Oracle.Figures {
                      ("clean-stops", cleanStops), ("reopens", reopens), ("torn-tails", tornTailsCut),
                      ("hostile-lines", hostileLines), ("disconnects", disconnects), ("trail-entries", trailEntries), ("check-runs", checkRuns), ("space-changes", spaceChanges), ("reserve-refusals", reserveRefusals),
                      ("passcode-jobs", passcodeJobs), ("short-writes", shortWrites), ("split-reads", splitReads),
-                     ("watch-states", watchStates)]
+                     ("watch-states", watchStates), ("combined-prompts", combinedPrompts),
+                     ("passcode-halves-ended", passcodeHalvesEnded)]
         for fault in DiskFault.allCases { pairs.append(("fault-" + fault.key, faults[fault] ?? 0)) }
         return "figures " + pairs.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
     }
@@ -161,6 +187,7 @@ extension Oracle.Figures {
         lines.append("wall clock set back \(clockSetBacks) times, rules reloaded \(ruleReloads) times")
         lines.append("free space changed \(spaceChanges) times, requests refused for the space reserve \(reserveRefusals)")
         lines.append("journal trail entries checked \(trailEntries), passcode jobs run \(passcodeJobs), short writes \(shortWrites), reads that split what waited \(splitReads), watch STATE lines judged \(watchStates)")
+        lines.append("combined prompts (S-60) \(combinedPrompts), biometric prompts after the passcode half ended \(passcodeHalvesEnded)")
         for fault in DiskFault.allCases { lines.append("fault: \(fault.rawValue): \(faults[fault] ?? 0)") }
         return lines.joined(separator: "\n")
     }

@@ -9,7 +9,9 @@
 // It also judges `watch` (PROTOCOL.md v1.1): STATE lines come only after
 // their watch's OK, name the uid watched, stop once a later watch of that
 // uid or a cancel-watch is answered, and reach a client that may not
-// administer only about its own uid.
+// administer only about its own uid. And S-60: only an `evaluate` that
+// asked for `prompt=combined` sees a `biometric-or-passcode` prompt or a
+// `retry-after` on a biometric one (a v1 client never does).
 import LocalAuthCore
 import LocalAuthProtocol
 
@@ -35,6 +37,8 @@ final class SimulatedClient {
     /// those that got any PROMPT (the daemon handled them).
     var atPasscode: Set<String> = []
     private var prompted: Set<String> = []
+    /// S-60: `evaluate` tags that asked for the combined prompt.
+    private var combined: Set<String> = []
     /// `* BYE` came, and `* ERR` lines that say replies were lost (the log
     /// failed while they were held, or the client read too slowly).
     private(set) var sawBye = false
@@ -73,6 +77,7 @@ final class SimulatedClient {
         pending[tag] = verb
         let ctx = arguments.first(where: { $0.0 == "ctx" })?.1
         if verb == "evaluate", let ctx { running[tag] = ctx }
+        if verb == "evaluate", arguments.contains(where: { $0 == ("prompt", "combined") }) { combined.insert(tag) }
         if verb == "invalidate", let ctx { pendingContext[tag] = Set(running.filter { $0.value == ctx }.keys) }
         if verb == "watch" || verb == "cancel-watch" {
             watchTargets[tag] = arguments.first(where: { $0.0 == "uid" }).flatMap { UserID($0.1) } ?? uid
@@ -117,12 +122,21 @@ final class SimulatedClient {
         if let ctx = running[tag] {
             if status == "PROMPT" {
                 prompted.insert(tag)
-                if rest.contains("kind=passcode") { atPasscode.insert(tag) } else { atPasscode.remove(tag) }
+                let both = rest.hasPrefix("kind=biometric-or-passcode ")
+                if both || rest.contains(" retry-after=") {
+                    oracle.countCombinedPrompt(halfEnded: !both)
+                    if !combined.contains(tag) {
+                        oracle.violation("S-60: \(tag) of uid \(uid) did not ask for the combined prompt and got \(rest.prefix(80))")
+                    }
+                }
+                // A combined prompt takes a passcode too.
+                if both || rest.hasPrefix("kind=passcode ") { atPasscode.insert(tag) } else { atPasscode.remove(tag) }
                 return
             }
             running[tag] = nil
             atPasscode.remove(tag)
             prompted.remove(tag)
+            combined.remove(tag)
             answered.insert(tag)
             pending[tag] = nil
             oracle.answeredEvaluation()

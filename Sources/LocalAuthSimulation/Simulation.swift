@@ -176,7 +176,7 @@ public final class Simulation {
         let state = daemon.authenticator.state
         let waiting = state.prompting.sorted().compactMap { ctx -> UserID? in
             guard let context = state.contexts[ctx], let evaluation = context.evaluation,
-                  !evaluation.isInPasscodePhase else { return nil }
+                  evaluation.isScanning else { return nil }
             return context.uid
         }
         let uid = waiting.isEmpty || random.chance(10) ? random.pick(Self.users) : random.pick(waiting)

@@ -46,7 +46,11 @@ extension Simulation {
         switch random.below(100) {
         case 0..<12: return client.request("new")
         case 12..<29: return client.request("can-evaluate", [("ctx", ctx), ("policy", policy)])
-        case 29..<45: return client.request("evaluate", [("ctx", ctx), ("policy", policy), ("reason", "sim")])
+        case 29..<45:
+            // S-60: touch or type, mostly for policy 2 (the others ignore it).
+            var arguments = [("ctx", ctx), ("policy", policy), ("reason", "sim")]
+            if random.chance(policy == "owner" ? 60 : 15) { arguments.append(("prompt", "combined")) }
+            return client.request("evaluate", arguments)
         case 45..<57:
             let secret = random.chance(40) ? passcode : "wrong-\(random.below(3))"
             let target = client.running.first { client.atPasscode.contains($0.key) }?.value ?? ctx

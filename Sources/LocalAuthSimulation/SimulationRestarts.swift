@@ -173,6 +173,7 @@ extension Simulation {
         // bytes when the run is appended (at the latest by the turn's flush).
         if daemon.recorder.hasOpenRun { return }
         oracle.compare(live: daemon.authenticator.state, fold: shadow, "after the step")
+        if daemon.recorder.failure == nil { oracle.judgeScans(scanning: daemon.core.scanning, fold: shadow) }
     }
 
     /// Folds the records appended since the last look, decoded from their
