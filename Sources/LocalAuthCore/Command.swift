@@ -55,6 +55,13 @@ public enum Command: Sendable, Equatable {
     /// `endScans` (CancelOnSuspend=yes) every evaluation whose sensor scans
     /// ends with systemCancel, reason suspend.
     case systemSleep(suspending: Bool, endScans: Bool)
+    /// S-65: a connection became the agent of `session`, owned by `uid`.
+    case registerAgent(uid: UserID, session: String, pid: ProcessID)
+    /// S-65, S-68: the agent's registration ended; with `.disconnect`, the
+    /// evaluations in `routed` that it still prompts for end (agent-gone).
+    case unregisterAgent(uid: UserID, session: String, pid: ProcessID, reason: AgentUnregistration, routed: [ContextID])
+    /// S-65, S-68: a refused agent request, recorded.
+    case refuseAgent(AgentRefusal)
 }
 
 /// Why a command was refused. Names are PROTOCOL.md's protocol errors, plus
@@ -99,10 +106,15 @@ public struct EvaluationOptions: Sendable, Equatable {
     public var combined: Bool
     /// S-61..S-63: why biometry is unavailable where the client is, or nil.
     public var biometryBlocked: BiometryBlock?
+    /// S-66: the context asked for its session's agent and the session has
+    /// one: the evaluation's prompts go there from its first (and policy 2
+    /// shows the combined prompt where S-60 applies).
+    public var route: AgentRoute?
 
-    public init(combined: Bool = false, biometryBlocked: BiometryBlock? = nil) {
+    public init(combined: Bool = false, biometryBlocked: BiometryBlock? = nil, route: AgentRoute? = nil) {
         self.combined = combined
         self.biometryBlocked = biometryBlocked
+        self.route = route
     }
 }
 

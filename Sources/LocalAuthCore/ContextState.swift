@@ -22,6 +22,8 @@ public struct ContextState: Sendable, Equatable {
     /// S-44: whether a passcode prompt may reach this context (ContextOrigin).
     public var passcodePrompts: Bool = true
     public var localizedReason: String?
+    /// S-66: whether the context asks for its session's agent.
+    public var prompt: PromptDestination = .client
     /// S-23: the methods that have succeeded on this context.
     public var succeededBiometric: Bool = false
     public var succeededPasscode: Bool = false
@@ -84,6 +86,8 @@ public struct Evaluation: Sendable, Equatable {
     public var promptedAt: Int64 = 0
     /// Biometric failures seen by this evaluation (S-27).
     public var biometricFailures: Int = 0
+    /// S-66: the agent its prompts go to, once routed (nil: the client).
+    public var route: AgentRoute?
 
     public init(id: EvaluationID, policy: Policy, reason: String) {
         self.id = id

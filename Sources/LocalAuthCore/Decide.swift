@@ -76,6 +76,9 @@ struct Decision {
     private let sink: (any EventSink)?
     /// The sink refused an event: nothing more is emitted.
     private(set) var stopped = false
+    /// S-66: the route an evaluation of this decision takes at its first
+    /// prompt (`showPrompt` records it just before that prompt).
+    var pendingRoute: (ctx: ContextID, eval: EvaluationID, route: AgentRoute)?
 
     init(state: consuming AuthState, now: Int64, sink: (any EventSink)?) {
         self.state = state
@@ -154,6 +157,12 @@ struct Decision {
             try recordRight(fact)
         case .systemSleep(let suspending, let endScans):
             systemSleep(suspending: suspending, endScans: endScans)
+        case .registerAgent(let uid, let session, let pid):
+            try registerAgent(uid: uid, session: session, pid: pid)
+        case .unregisterAgent(let uid, let session, let pid, let reason, let routed):
+            try unregisterAgent(uid: uid, session: session, pid: pid, reason: reason, routed: routed)
+        case .refuseAgent(let refusal):
+            try refuseAgent(refusal)
         }
     }
 

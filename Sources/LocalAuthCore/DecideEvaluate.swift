@@ -14,6 +14,8 @@ extension Decision {
         let eval = context.lastEvaluation &+ 1
         let uid = context.uid
         emit(.evaluationStarted(uid: uid, ctx: ctx, eval: eval, policy: policy, reason: reason))
+        // S-66: routed at its first prompt, if it reaches one.
+        if let route = options.route { pendingRoute = (ctx, eval, route) }
 
         if !context.isOpen { return fail(context, ctx, eval, Failure(.invalidContext)) }
         if policy == .companion { return fail(context, ctx, eval, Failure(.companionNotAvailable)) }
@@ -41,7 +43,10 @@ extension Decision {
         if biometryProblem == nil {
             guard !context.interactionNotAllowed else { return fail(context, ctx, eval, Failure(.notInteractive)) }
             // S-60: touch or type, where the passcode may be typed here.
-            if options.combined, policy == .owner, context.passcodePrompts {
+            // A routed evaluation shows it too: the agent reads the finger
+            // and takes the password together (S-66).
+            let passcodeMayBeTyped = context.passcodePrompts || options.route?.passcodePrompts == true
+            if options.combined || options.route != nil, policy == .owner, passcodeMayBeTyped {
                 return showFirstCombinedPrompt(context, ctx, eval)
             }
             let prompt = Prompt(kind: .biometric, attempt: 1, fallbackOffered: false)
@@ -70,6 +75,10 @@ extension Decision {
            let other = state.contexts[holder], let otherEval = other.evaluation {
             fail(other, holder, otherEval.id, preempted)
         }
+        if let pending = pendingRoute, pending.ctx == ctx, pending.eval == eval {
+            pendingRoute = nil
+            emit(.promptsRouted(uid: context.uid, ctx: ctx, eval: eval, route: pending.route))
+        }
         emit(.promptShown(uid: context.uid, ctx: ctx, eval: eval, prompt: prompt))
     }
 
@@ -84,13 +93,22 @@ extension Decision {
                                      message: String? = nil) {
         if let refusal = passcodeEntryRefusal(context.uid) { return fail(context, ctx, eval, refusal) }
         guard !context.interactionNotAllowed else { return fail(context, ctx, eval, Failure(.notInteractive)) }
-        // S-44: a login password is typed only into the PAM conversation.
-        guard context.passcodePrompts else {
+        // S-44: a login password is typed only into the PAM conversation,
+        // or into the session's agent unless ClientPrompts=no (S-68).
+        guard context.passcodePrompts || route(ctx, eval)?.passcodePrompts == true else {
             return fail(context, ctx, eval, Failure(.notInteractive,
                 message: "The login password can only be entered through the system's login prompt (PAM)."))
         }
         let left = state.passcodeAttemptsLeft(context.uid)
         showPrompt(context, ctx, eval, Prompt(kind: .passcode, attemptsLeft: left, message: message))
+    }
+
+    /// The agent route of evaluation `eval` of `ctx`: recorded, or to be
+    /// recorded at its first prompt in this decision (S-66).
+    func route(_ ctx: ContextID, _ eval: EvaluationID) -> AgentRoute? {
+        if let pending = pendingRoute, pending.ctx == ctx, pending.eval == eval { return pending.route }
+        guard let evaluation = state.contexts[ctx]?.evaluation, evaluation.id == eval else { return nil }
+        return evaluation.route
     }
 
     /// S-29: userCancel at any prompt.

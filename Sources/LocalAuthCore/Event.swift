@@ -69,8 +69,11 @@ public enum ContextProperty: Sendable, Equatable {
     case reuseDuration(Int64)
     case interactionNotAllowed(Bool)
     case localizedReason(String)
+    /// S-66: whether the context's prompts go to its session's agent.
+    case prompt(PromptDestination)
 
-    public static let names = ["fallback-title", "cancel-title", "reuse-duration", "interaction-not-allowed", "localized-reason"]
+    public static let names = ["fallback-title", "cancel-title", "reuse-duration", "interaction-not-allowed", "localized-reason",
+                               "prompt"]
 
     public var name: String {
         switch self {
@@ -79,6 +82,7 @@ public enum ContextProperty: Sendable, Equatable {
         case .reuseDuration: return "reuse-duration"
         case .interactionNotAllowed: return "interaction-not-allowed"
         case .localizedReason: return "localized-reason"
+        case .prompt: return "prompt"
         }
     }
 
@@ -87,6 +91,7 @@ public enum ContextProperty: Sendable, Equatable {
         case .fallbackTitle(let s), .cancelTitle(let s), .localizedReason(let s): return s
         case .reuseDuration(let n): return String(n)
         case .interactionNotAllowed(let b): return b ? "true" : "false"
+        case .prompt(let destination): return destination.rawValue
         }
     }
 
@@ -108,6 +113,9 @@ public enum ContextProperty: Sendable, Equatable {
             case "false": self = .interactionNotAllowed(false)
             default: return nil
             }
+        case "prompt":
+            guard let destination = PromptDestination(rawValue: value) else { return nil }
+            self = .prompt(destination)
         default: return nil
         }
     }
@@ -221,6 +229,12 @@ public enum EventBody: Sendable, Equatable {
     case biometrySkipped(uid: UserID, ctx: ContextID, eval: EvaluationID, reason: BiometrySkip, detail: String?)
     /// S-63: logind's PrepareForSleep (true: suspending, false: resumed).
     case systemSleep(suspending: Bool)
+    // Session agents (SEMANTICS §12): facts for auditors, and the route an
+    // evaluation's prompts took (folded into the evaluation, S-68).
+    case agentRegistered(uid: UserID, session: String, pid: ProcessID)
+    case agentUnregistered(uid: UserID, session: String, pid: ProcessID, reason: AgentUnregistration)
+    case promptsRouted(uid: UserID, ctx: ContextID, eval: EvaluationID, route: AgentRoute)
+    case agentRefused(AgentRefusal)
 
     /// AUDIT.md's `type`, one string per kind.
     public var name: String { kind.name }
@@ -263,6 +277,10 @@ public enum EventBody: Sendable, Equatable {
         case .promptHalfEnded: return .promptHalfEnded
         case .biometrySkipped: return .biometrySkipped
         case .systemSleep: return .systemSleep
+        case .agentRegistered: return .agentRegistered
+        case .agentUnregistered: return .agentUnregistered
+        case .promptsRouted: return .promptsRouted
+        case .agentRefused: return .agentRefused
         }
     }
 
@@ -281,10 +299,13 @@ public enum EventBody: Sendable, Equatable {
              .biometricDisconnected(let uid, _, _), .passcodeSubmitted(let uid, _, _), .contextReleased(let uid, _),
              .passcodeRefused(let uid, _, _, _), .rightSaved(let uid, _, _), .rightRemoved(let uid, _, _),
              .rightAuthorized(let uid, _, _, _), .rightSecretRead(let uid, _, _),
-             .promptHalfEnded(let uid, _, _, _, _, _), .biometrySkipped(let uid, _, _, _, _):
+             .promptHalfEnded(let uid, _, _, _, _, _), .biometrySkipped(let uid, _, _, _, _),
+             .agentRegistered(let uid, _, _), .agentUnregistered(let uid, _, _, _), .promptsRouted(let uid, _, _, _):
             return uid
         case .policyCheckedRepeatedly(let checks):
             return checks.uid
+        case .agentRefused(let refusal):
+            return refusal.uid
         }
     }
 
@@ -299,8 +320,10 @@ public enum EventBody: Sendable, Equatable {
              .passcodeSubmitted(_, let ctx, _), .contextReleased(_, let ctx):
             return ctx
         case .rightAuthorized(_, let ctx, _, _), .rightSecretRead(_, let ctx, _),
-             .promptHalfEnded(_, let ctx, _, _, _, _), .biometrySkipped(_, let ctx, _, _, _):
+             .promptHalfEnded(_, let ctx, _, _, _, _), .biometrySkipped(_, let ctx, _, _, _), .promptsRouted(_, let ctx, _, _):
             return ctx
+        case .agentRefused(let refusal):
+            return refusal.ctx
         case .policyCheckedRepeatedly(let checks):
             return checks.ctx
         case .passcodeAccepted(_, let ctx, _), .passcodeRejected(_, let ctx, _, _), .passcodeRefused(_, let ctx, _, _):
@@ -392,6 +415,10 @@ public enum EventKind: UInt16, Sendable, CaseIterable {
     case promptHalfEnded = 41
     case biometrySkipped = 42
     case systemSleep = 43
+    case agentRegistered = 46
+    case agentUnregistered = 47
+    case promptsRouted = 48
+    case agentRefused = 49
 
     public var name: String {
         switch self {
@@ -433,6 +460,10 @@ public enum EventKind: UInt16, Sendable, CaseIterable {
         case .promptHalfEnded: return "prompt-half-ended"
         case .biometrySkipped: return "biometry-skipped"
         case .systemSleep: return "system-sleep"
+        case .agentRegistered: return "agent-registered"
+        case .agentUnregistered: return "agent-unregistered"
+        case .promptsRouted: return "prompts-routed"
+        case .agentRefused: return "agent-refused"
         }
     }
 

@@ -205,6 +205,12 @@ extension AuthState {
         case .snapshotRecorded:
             // A fact about a file; the state it covers is unchanged (S-49).
             break
+        case .promptsRouted(_, let ctx, let eval, let route):
+            guard let index = contexts.index(forKey: ctx), contexts.values[index].evaluation?.id == eval else { break }
+            contexts.values[index].evaluation!.route = route
+        case .agentRegistered, .agentUnregistered, .agentRefused:
+            // Agents last as long as their connections (S-65): the records are for auditors.
+            break
         }
     }
 
@@ -236,6 +242,7 @@ extension AuthState {
         case .reuseDuration(let seconds): contexts[ctx]?.reuseDuration = min(seconds, AuthLimits.maximumReuseDuration)
         case .interactionNotAllowed(let flag): contexts[ctx]?.interactionNotAllowed = flag
         case .localizedReason(let reason): contexts[ctx]?.localizedReason = reason
+        case .prompt(let destination): contexts[ctx]?.prompt = destination
         }
     }
 

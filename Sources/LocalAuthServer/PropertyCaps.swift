@@ -34,7 +34,7 @@ extension ServerCore {
             case .fallbackTitle(let value): size = value.utf8.count; fallback = size
             case .cancelTitle(let value): size = value.utf8.count; cancel = size
             case .localizedReason(let value): size = value.utf8.count; reason = size
-            case .reuseDuration, .interactionNotAllowed: continue
+            case .reuseDuration, .interactionNotAllowed, .prompt: continue
             }
             if size > limits.maxPropertyBytes {
                 return .failure(sizeRefusal("\(property.name)= is \(size) bytes; MaxPropertyBytes=\(limits.maxPropertyBytes) is the limit for one value."))

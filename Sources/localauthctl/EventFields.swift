@@ -118,6 +118,20 @@ enum EventFields {
             return [uid(u), ctx(c), eval(e), ("reason", .string(reason.rawValue))] + (detail.map { [("detail", .string($0))] } ?? [])
         case .systemSleep(let suspending):
             return [("state", .string(suspending ? "suspending" : "resumed"))]
+        case .agentRegistered(let u, let session, let pid):
+            return [uid(u), ("session", .string(session)), ("pid", .number(pid))]
+        case .agentUnregistered(let u, let session, let pid, let reason):
+            return [uid(u), ("session", .string(session)), ("pid", .number(pid)), ("reason", .string(reason.rawValue))]
+        case .promptsRouted(let u, let c, let e, let route):
+            return [uid(u), ctx(c), eval(e), ("session", .string(route.session)), ("agent_pid", .number(route.agentPID)),
+                    ("passcode_prompts", .bool(route.passcodePrompts))]
+        case .agentRefused(let refusal):
+            var fields = [uid(refusal.uid), ("pid", .number(refusal.pid)), ("request", .string(refusal.request.rawValue)),
+                          ("reason", .string(refusal.reason.rawValue))]
+            if let session = refusal.session { fields.append(("session", .string(session))) }
+            if let c = refusal.ctx { fields.append(ctx(c)) }
+            if let e = refusal.eval { fields.append(eval(e)) }
+            return fields
         }
     }
 }

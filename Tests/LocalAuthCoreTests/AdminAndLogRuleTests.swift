@@ -65,6 +65,8 @@ final class AdminAndLogRuleTests: XCTestCase {
         // one by one: issue 29's are 41..45.
         XCTAssertTrue(codes.allSatisfy { $0 <= 33 || (34...62).contains($0) }, "no code beyond the assigned ones")
         XCTAssertTrue(codes.filter { $0 > 40 && $0 <= 45 }.allSatisfy { [41, 42, 43].contains($0) })
+        // Issue 31's are 46..49.
+        XCTAssertTrue(codes.filter { $0 > 45 && $0 <= 49 }.allSatisfy { (46...49).contains($0) })
         for kind in kinds { XCTAssertEqual(EventKind(name: kind.name), kind) }
         let audit = ["daemon-started", "daemon-stopped", "context-created", "context-property-set",
                      "context-invalidated", "policy-checked", "evaluation-started", "biometric-matched",

@@ -72,6 +72,12 @@ final class CodecRoundTripTests: XCTestCase {
         .biometrySkipped(uid: 1000, ctx: ctx, eval: 1, reason: .lidClosed, detail: nil),
         .systemSleep(suspending: true),
         .systemSleep(suspending: false),
+        .contextPropertySet(uid: 1000, ctx: ctx, property: .prompt(.agent)),
+        .agentRegistered(uid: 1000, session: "c12", pid: 515),
+        .agentUnregistered(uid: 1000, session: "2", pid: .max, reason: .shutdown),
+        .promptsRouted(uid: 1000, ctx: ctx, eval: 3, route: AgentRoute(session: "c12", agentPID: 515, passcodePrompts: false)),
+        .agentRefused(AgentRefusal(uid: 1001, pid: 616, request: .registerAgent, reason: .notSessionOwner, session: "c12")),
+        .agentRefused(AgentRefusal(uid: 1000, pid: 77, request: .passcode, reason: .promptsBelongToAgent, ctx: ctx, eval: 3)),
     ]
 
     func testEveryEventKindRoundTrips() throws {
@@ -118,6 +124,13 @@ final class CodecRoundTripTests: XCTestCase {
         }
     }
 
+    func test_S65_sessionIdsOutsideLogindsGrammarAreCorrupt() {
+        for bad in ["", "../2", "c 1", "é", String(repeating: "9", count: 65)] {
+            let bytes = EventCodec.encode(.agentRegistered(uid: 1000, session: bad, pid: 1))
+            XCTAssertThrowsError(try EventCodec.decode(kind: EventKind.agentRegistered.rawValue, payload: bytes), bad)
+        }
+    }
+
     func testUnknownKindIsRefused() {
         XCTAssertThrowsError(try EventCodec.decode(kind: 999, payload: [1]))
     }
@@ -134,6 +147,14 @@ final class CodecRoundTripTests: XCTestCase {
         state.apply(Event(time: time + 1, .contextCreated(uid: 7, ctx: other, pid: 1)))
         state.apply(Event(time: time + 2, .evaluationStarted(uid: 7, ctx: other, eval: 1, policy: .owner, reason: "r")))
         state.apply(Event(time: time + 3, .promptShown(uid: 7, ctx: other, eval: 1, prompt: Prompt(kind: .passcode, attemptsLeft: 3))))
+        // One whose prompts go to its session's agent (version 3).
+        let routed = ContextID(high: 3, low: 4)
+        state.apply(Event(time: time + 4, .contextCreated(uid: 7, ctx: routed, pid: 2)))
+        state.apply(Event(time: time + 4, .contextPropertySet(uid: 7, ctx: routed, property: .prompt(.agent))))
+        state.apply(Event(time: time + 5, .evaluationStarted(uid: 7, ctx: routed, eval: 1, policy: .biometrics, reason: "r")))
+        state.apply(Event(time: time + 5, .promptsRouted(uid: 7, ctx: routed, eval: 1,
+                                                         route: AgentRoute(session: "4", agentPID: 9, passcodePrompts: true))))
+        XCTAssertNotNil(state.contexts[routed]?.evaluation?.route)
         let bytes = StateCodec.encode(state)
         XCTAssertEqual(try StateCodec.decode(bytes), state)
         XCTAssertEqual(StateCodec.encode(try StateCodec.decode(bytes)), bytes, "encoding is deterministic")

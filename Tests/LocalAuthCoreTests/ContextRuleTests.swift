@@ -180,7 +180,7 @@ final class ContextRuleTests: XCTestCase {
         XCTAssertEqual(ContextProperty(name: "localized-reason", value: "Pay"), .localizedReason("Pay"))
         XCTAssertNil(ContextProperty(name: "biometry-type", value: "1"))
         for name in ContextProperty.names {
-            let value = name == "reuse-duration" ? "5" : name == "interaction-not-allowed" ? "true" : "v"
+            let value = name == "reuse-duration" ? "5" : name == "interaction-not-allowed" ? "true" : name == "prompt" ? "agent" : "v"
             XCTAssertEqual(ContextProperty(name: name, value: value)?.name, name)
             XCTAssertEqual(ContextProperty(name: name, value: value)?.value, value)
         }

@@ -117,10 +117,18 @@ final class OnBehalfRuleTests: XCTestCase {
         var state = AuthState()
         state.apply(Event(time: 1, .contextCreated(uid: alice, ctx: ctx(1), pid: 1)))
         var bytes = StateCodec.encode(state)
-        // Version 1 is version 2 (which 3 is, with no evaluation) without
+        // Version 3 is version 4 without the context's prompt and route;
+        // version 1 is version 2 (which 3 is, with no evaluation) without
         // the context's trailing flag.
-        XCTAssertEqual(bytes[0], 3)
+        XCTAssertEqual(bytes[0], 4)
         XCTAssertEqual(bytes.removeLast(), 0, "no prompting contexts")
+        XCTAssertEqual(bytes.removeLast(), 0, "no agent route")
+        XCTAssertEqual(Array(bytes.suffix(7)), [6] + Array("client".utf8), "the prompt property")
+        bytes.removeLast(7)
+        bytes[0] = 3
+        XCTAssertEqual(try StateCodec.decode(bytes + [0]), state)
+        bytes[0] = 2
+        XCTAssertEqual(try StateCodec.decode(bytes + [0]), state)
         XCTAssertEqual(bytes.removeLast(), 1, "the flag: passcode prompts allowed")
         bytes.append(0)
         bytes[0] = 1

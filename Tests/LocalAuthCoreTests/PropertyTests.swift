@@ -62,12 +62,14 @@ struct RandomWorld {
             let c = ContextID(high: UInt64(0xC0_FFEE), low: nextContext)
             nextContext += 1
             known.append(c)
-            return .createContext(ctx: c, uid: uid, pid: ProcessID(rng.below(5000)))
+            // S-44: some are an app's under a login-password backend.
+            let origin = rng.chance(30) ? ContextOrigin(passcodePrompts: false) : .own
+            return .createContext(ctx: c, uid: uid, pid: ProcessID(rng.below(5000)), origin: origin)
         case 70..<110:
             let property: ContextProperty = rng.pick([
                 .fallbackTitle(""), .fallbackTitle("PIN"), .cancelTitle(""), .cancelTitle("Stop"),
                 .reuseDuration(0), .reuseDuration(Int64(rng.below(400))), .interactionNotAllowed(rng.chance(20)),
-                .localizedReason("why"),
+                .localizedReason("why"), .prompt(.agent), .prompt(.client),
             ])
             return .setProperty(ctx: someContext(), property: property)
         case 110..<140:
@@ -78,6 +80,8 @@ struct RandomWorld {
             // S-60: touch or type half of the time; S-61..S-63 sometimes.
             var options = EvaluationOptions(combined: rng.chance(50))
             if rng.chance(8) { options.biometryBlocked = BiometryBlock(rng.pick(BiometrySkip.allCases), detail: "far.example") }
+            // S-66: a quarter go to a session's agent (which may carry passcode prompts, S-68).
+            if rng.chance(25) { options.route = someRoute() }
             return .evaluate(ctx: someContext(), policy: somePolicy(), reason: rng.chance(3) ? "" : "reason", options: options)
         case 360..<560:
             let reading: SensorReading = rng.pick([.match, .noMatch, .noMatch, .noMatch, .retry(message: "Too fast."),
@@ -100,7 +104,23 @@ struct RandomWorld {
             return .cancel(ctx: someContext())
         case 790..<842:
             return .expirePrompts
-        case 842..<850:
+        case 842..<846:
+            // Session agents (S-65, S-68): registrations, refusals, and an
+            // agent leaving, which ends what it prompts for.
+            let route = someRoute()
+            switch rng.below(3) {
+            case 0: return .registerAgent(uid: uid, session: route.session, pid: route.agentPID)
+            case 1:
+                let refusal = AgentRefusal(uid: uid, pid: route.agentPID, request: rng.pick(AgentRefusal.Request.allCases),
+                                           reason: rng.pick(AgentRefusal.Reason.allCases),
+                                           session: rng.chance(50) ? route.session : nil)
+                return .refuseAgent(refusal)
+            default:
+                return .unregisterAgent(uid: uid, session: route.session, pid: route.agentPID,
+                                        reason: rng.pick(AgentUnregistration.allCases),
+                                        routed: rng.chance(80) ? state.contexts.keys.sorted() : [someContext()])
+            }
+        case 846..<850:
             // LARight's facts: recorded on the user's open context or refused; no state changes.
             let identifier = rng.pick(["a", "com.example.b"])
             let requirement = rng.pick(RightRequirement.allCases)
@@ -153,6 +173,12 @@ struct RandomWorld {
             if !live.isEmpty { return rng.pick(live) }
         }
         return rng.pick(known)
+    }
+
+    /// One of two sessions' agents, with or without passcode prompts (S-68).
+    mutating func someRoute() -> AgentRoute {
+        let session = rng.pick(["2", "c7"])
+        return AgentRoute(session: session, agentPID: session == "2" ? 700 : 800, passcodePrompts: rng.chance(70))
     }
 
     mutating func somePolicy() -> Policy {
@@ -448,8 +474,21 @@ final class InvariantChecker {
                  .passcodeSubmitted(_, let c, let eval):
                 let key = EvalKey(ctx: c, eval: eval)
                 expect(open.contains(key), "\(body.name) for \(key), which is not running")
+            case .promptsRouted(_, let c, let eval, _):
+                // S-66: once per evaluation, before its first prompt.
+                let key = EvalKey(ctx: c, eval: eval)
+                expect(open.contains(key), "prompts-routed for \(key), which is not running")
+                expect(before.contexts[c]?.evaluation?.route == nil, "\(key) routed twice")
+                expect(before.contexts[c]?.evaluation?.isAtPrompt != true, "\(key) routed after a prompt")
             default:
                 break
+            }
+        }
+        // S-44, S-68: a passcode prompt reaches an app's context only through its agent.
+        for body in bodies {
+            if case .promptShown(_, let c, _, let prompt) = body, prompt.kind == .passcode,
+               let context = after.contexts[c], !context.passcodePrompts {
+                expect(context.evaluation?.route?.passcodePrompts == true, "a passcode prompt for \(c) without a trusted path")
             }
         }
         let running = Set(after.contexts.compactMap { c, context in
@@ -465,10 +504,11 @@ final class InvariantChecker {
         }
 
         // S-60: only an evaluation that asked sees a combined prompt or a
-        // passcode half's end (a v1 client never does), and the sensor
+        // passcode half's end (a v1 client never does; a routed evaluation
+        // asks by being routed, S-66), and the sensor
         // scans exactly while a biometric or combined prompt waits.
         if case .evaluate(let c, _, _, let options) = command,
-           case .evaluationStarted(_, c, let eval, _, _)? = bodies.first, options.combined {
+           case .evaluationStarted(_, c, let eval, _, _)? = bodies.first, options.combined || options.route != nil {
             combined.insert(EvalKey(ctx: c, eval: eval))
         }
         for body in bodies {

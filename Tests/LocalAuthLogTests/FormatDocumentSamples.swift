@@ -142,6 +142,24 @@ enum FormatDocumentSamples {
                     inEvaluation + [NamedValue("reason", t("remote")), NamedValue("detail", t("laptop.example.org"))])
         case .systemSleep:
             return (.systemSleep(suspending: true), [NamedValue("state", t("suspending"))])
+        case .agentRegistered:
+            return (.agentRegistered(uid: uid, session: "c2", pid: 5150),
+                    [NamedValue("uid", u(uid)), NamedValue("session", t("c2")), NamedValue("pid", s(5150))])
+        case .agentUnregistered:
+            return (.agentUnregistered(uid: uid, session: "c2", pid: 5150, reason: .disconnect),
+                    [NamedValue("uid", u(uid)), NamedValue("session", t("c2")), NamedValue("pid", s(5150)),
+                     NamedValue("reason", t("disconnect"))])
+        case .promptsRouted:
+            return (.promptsRouted(uid: uid, ctx: ctx, eval: eval, route: AgentRoute(session: "7", agentPID: 5151, passcodePrompts: true)),
+                    inEvaluation + [NamedValue("session", t("7")), NamedValue("agent_pid", s(5151)),
+                                    NamedValue("passcode_prompts", .bool(true))])
+        case .agentRefused:
+            let refusal = AgentRefusal(uid: uid, pid: 6160, request: .passcode, reason: .promptsBelongToAgent, session: nil,
+                                       ctx: ctx, eval: eval)
+            return (.agentRefused(refusal),
+                    [NamedValue("uid", u(uid)), NamedValue("pid", s(6160)), NamedValue("request", t("passcode")),
+                     NamedValue("reason", t("prompts-belong-to-agent")), NamedValue("session", .absent), NamedValue("ctx", c),
+                     NamedValue("eval", u(eval))])
         }
     }
 }

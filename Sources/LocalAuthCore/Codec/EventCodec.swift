@@ -99,6 +99,19 @@ public enum EventCodec {
             w.string(reason.rawValue); w.optional(detail) { $0.string($1) }
         case .systemSleep(let suspending):
             w.string(suspending ? "suspending" : "resumed")
+        case .agentRegistered(let uid, let session, let pid):
+            w.varint(UInt64(uid)); w.string(session); w.int(Int(pid))
+        case .agentUnregistered(let uid, let session, let pid, let reason):
+            w.varint(UInt64(uid)); w.string(session); w.int(Int(pid)); w.string(reason.rawValue)
+        case .promptsRouted(let uid, let ctx, let eval, let route):
+            w.varint(UInt64(uid)); w.context(ctx); w.varint(UInt64(eval))
+            w.string(route.session); w.int(Int(route.agentPID)); w.bool(route.passcodePrompts)
+        case .agentRefused(let refusal):
+            w.varint(UInt64(refusal.uid)); w.int(Int(refusal.pid))
+            w.string(refusal.request.rawValue); w.string(refusal.reason.rawValue)
+            w.optional(refusal.session) { $0.string($1) }
+            w.optional(refusal.ctx) { $0.context($1) }
+            w.optional(refusal.eval) { $0.varint(UInt64($1)) }
         }
     }
 
@@ -287,7 +300,33 @@ public enum EventCodec {
             case "resumed": return .systemSleep(suspending: false)
             case let other: throw DecodeError("unknown sleep state \"\(other)\"")
             }
+        case .agentRegistered:
+            return .agentRegistered(uid: try r.u32(), session: try session(&r), pid: try r.i32())
+        case .agentUnregistered:
+            let uid = try r.u32(), session = try session(&r), pid = try r.i32()
+            return .agentUnregistered(uid: uid, session: session, pid: pid,
+                                      reason: try named(AgentUnregistration.init(rawValue:), try r.string()))
+        case .promptsRouted:
+            let uid = try r.u32(), ctx = try r.context(), eval = try r.u32()
+            let route = AgentRoute(session: try session(&r), agentPID: try r.i32(), passcodePrompts: try r.bool())
+            return .promptsRouted(uid: uid, ctx: ctx, eval: eval, route: route)
+        case .agentRefused:
+            let uid = try r.u32(), pid = try r.i32()
+            let request = try named(AgentRefusal.Request.init(rawValue:), try r.string())
+            let reason = try named(AgentRefusal.Reason.init(rawValue:), try r.string())
+            let session = try r.optional { try EventCodec.session(&$0) }
+            let ctx = try r.optional { try $0.context() }
+            let eval = try r.optional { try $0.u32() }
+            return .agentRefused(AgentRefusal(uid: uid, pid: pid, request: request, reason: reason, session: session,
+                                              ctx: ctx, eval: eval))
         }
+    }
+
+    /// A logind session id, refused as corrupt unless its grammar holds.
+    private static func session(_ r: inout ByteReader) throws -> String {
+        let id = try r.string()
+        guard AgentRoute.isValidSession(id) else { throw DecodeError("bad session id") }
+        return id
     }
 
     /// A right's identifier, refused as corrupt unless PROTOCOL.md's grammar holds.

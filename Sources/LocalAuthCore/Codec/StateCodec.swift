@@ -4,9 +4,10 @@
 
 public enum StateCodec {
     /// 2: contexts carry `passcodePrompts` (S-44); 3: prompts carry
-    /// `retryAfter` and an evaluation may be at a combined prompt (S-60).
+    /// `retryAfter` and an evaluation may be at a combined prompt (S-60);
+    /// 4: a context's `prompt` and its evaluation's agent route (S-66).
     /// Older snapshots still load.
-    public static let version: UInt8 = 3
+    public static let version: UInt8 = 4
 
     public static func encode(_ state: AuthState) -> [UInt8] {
         var w = ByteWriter(capacity: 256 + state.contexts.count * 64 + state.users.count * 64)
@@ -128,6 +129,11 @@ public enum StateCodec {
             w.int(e.biometricFailures)
         }
         w.bool(c.passcodePrompts)
+        // Version 4.
+        w.string(c.prompt.rawValue)
+        w.optional(c.evaluation?.route) { w, route in
+            w.string(route.session); w.int(Int(route.agentPID)); w.bool(route.passcodePrompts)
+        }
     }
 
     private static func decodeContext(_ r: inout ByteReader, version: UInt8) throws -> ContextState {
@@ -159,6 +165,18 @@ public enum StateCodec {
             return e
         }
         if version >= 2 { c.passcodePrompts = try r.bool() }
+        if version >= 4 {
+            c.prompt = try named(PromptDestination.init(rawValue:), try r.string())
+            let route = try r.optional { r in
+                let session = try r.string()
+                guard AgentRoute.isValidSession(session) else { throw DecodeError("bad session id") }
+                return AgentRoute(session: session, agentPID: try r.i32(), passcodePrompts: try r.bool())
+            }
+            if let route {
+                guard c.evaluation != nil else { throw DecodeError("an agent route without an evaluation") }
+                c.evaluation?.route = route
+            }
+        }
         return c
     }
 
