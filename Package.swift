@@ -6,6 +6,7 @@
 //   LocalAuthProtocol  pure line codec of PROTOCOL.md
 //   LocalAuthConfig    pure INI parser and configuration values
 //   LocalAuthSystem    thin syscall layer (epoll, sockets, files, crypto, systemd)
+//   LocalAuthKeys      the rights' keys: P-256, Apple's ECIES, the X9.63 KDF (libcrypto)
 //   LocalAuthLog       the append-only event log (segments, snapshots, replay)
 //   LocalAuthServer    the daemon: event loop, connections, verbs, backends
 //   LocalAuthSimulation  the deterministic simulator over the real core and gate
@@ -39,6 +40,10 @@ let package = Package(
         .systemLibrary(name: "CXCrypt", pkgConfig: "libxcrypt", providers: [.apt(["libcrypt-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .target(name: "CLocalAuthShim"),
+        // The rights' keys (issue 33): P-256 ECDSA and ECDH, Apple's ECIES and
+        // the X9.63 KDF over libcrypto. The client's public-key operations
+        // and the daemon's private-key ones share it, so it needs nothing else.
+        .target(name: "LocalAuthKeys", dependencies: ["COpenSSL"]),
 
         // I/O layers.
         .target(name: "LocalAuthSystem", dependencies: ["CLocalAuthShim", "CSystemd", "CXCrypt", "COpenSSL"]),
@@ -73,6 +78,7 @@ let package = Package(
         .testTarget(name: "LocalAuthProtocolTests", dependencies: ["LocalAuthProtocol", "LocalAuthTestSupport"]),
         .testTarget(name: "LocalAuthConfigTests", dependencies: ["LocalAuthConfig", "LocalAuthCore", "LocalAuthTestSupport"]),
         .testTarget(name: "LocalAuthSystemTests", dependencies: ["LocalAuthSystem", "LocalAuthTestSupport"]),
+        .testTarget(name: "LocalAuthKeysTests", dependencies: ["LocalAuthKeys", "LocalAuthTestSupport"]),
         .testTarget(name: "LocalAuthLogTests", dependencies: [
             "LocalAuthLog", "LocalAuthCore", "LocalAuthSystem", "LocalAuthTestSupport",
         ]),

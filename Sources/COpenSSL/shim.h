@@ -7,3 +7,12 @@
 #include <openssl/evp.h>
 #include <openssl/sha.h>
 #include <openssl/crypto.h>
+/* The rights' keys (LocalAuthKeys): P-256 through the EC_KEY interface,
+ * deprecated in OpenSSL 3 but kept, and the one whose keys we can fill from
+ * a scalar and free with BN_clear_free (EC_KEY_free clears the private
+ * scalar), with no OSSL_PARAM copies of it to chase. */
+#include <openssl/bn.h>
+#include <openssl/ec.h>
+#include <openssl/ecdh.h>
+#include <openssl/ecdsa.h>
+#include <openssl/obj_mac.h>
