@@ -215,6 +215,11 @@ public enum EventBody: Sendable, Equatable {
     case rightRemoved(uid: UserID, identifier: String, requirement: RightRequirement)
     case rightAuthorized(uid: UserID, ctx: ContextID, identifier: String, method: SuccessMethod)
     case rightSecretRead(uid: UserID, ctx: ContextID, identifier: String)
+    /// S-78, S-79 (AUDIT.md v1.3): a right's key was made (the SHA-256 of its
+    /// public key, 64 lower-case hex digits), or used for one operation with
+    /// one of KeyAlgorithm's algorithms. Never the data, a result or a key.
+    case rightKeyCreated(uid: UserID, identifier: String, publicKeySHA256: String)
+    case rightKeyUsed(uid: UserID, ctx: ContextID, identifier: String, algorithm: KeyAlgorithm)
     /// S-48, S-19: identical policy checks that followed each other with
     /// nothing recorded between them, in one record (kind 33; the daemon's
     /// LogRecorder coalesces a loop turn's repeats). Folds exactly as
@@ -281,6 +286,8 @@ public enum EventBody: Sendable, Equatable {
         case .agentUnregistered: return .agentUnregistered
         case .promptsRouted: return .promptsRouted
         case .agentRefused: return .agentRefused
+        case .rightKeyCreated: return .rightKeyCreated
+        case .rightKeyUsed: return .rightKeyUsed
         }
     }
 
@@ -300,7 +307,8 @@ public enum EventBody: Sendable, Equatable {
              .passcodeRefused(let uid, _, _, _), .rightSaved(let uid, _, _), .rightRemoved(let uid, _, _),
              .rightAuthorized(let uid, _, _, _), .rightSecretRead(let uid, _, _),
              .promptHalfEnded(let uid, _, _, _, _, _), .biometrySkipped(let uid, _, _, _, _),
-             .agentRegistered(let uid, _, _), .agentUnregistered(let uid, _, _, _), .promptsRouted(let uid, _, _, _):
+             .agentRegistered(let uid, _, _), .agentUnregistered(let uid, _, _, _), .promptsRouted(let uid, _, _, _),
+             .rightKeyCreated(let uid, _, _), .rightKeyUsed(let uid, _, _, _):
             return uid
         case .policyCheckedRepeatedly(let checks):
             return checks.uid
@@ -320,7 +328,8 @@ public enum EventBody: Sendable, Equatable {
              .passcodeSubmitted(_, let ctx, _), .contextReleased(_, let ctx):
             return ctx
         case .rightAuthorized(_, let ctx, _, _), .rightSecretRead(_, let ctx, _),
-             .promptHalfEnded(_, let ctx, _, _, _, _), .biometrySkipped(_, let ctx, _, _, _), .promptsRouted(_, let ctx, _, _):
+             .promptHalfEnded(_, let ctx, _, _, _, _), .biometrySkipped(_, let ctx, _, _, _), .promptsRouted(_, let ctx, _, _),
+             .rightKeyUsed(_, let ctx, _, _):
             return ctx
         case .agentRefused(let refusal):
             return refusal.ctx
@@ -419,6 +428,9 @@ public enum EventKind: UInt16, Sendable, CaseIterable {
     case agentUnregistered = 47
     case promptsRouted = 48
     case agentRefused = 49
+    // 57..60: the rights' keys (S-78, S-79).
+    case rightKeyCreated = 57
+    case rightKeyUsed = 58
 
     public var name: String {
         switch self {
@@ -464,6 +476,8 @@ public enum EventKind: UInt16, Sendable, CaseIterable {
         case .agentUnregistered: return "agent-unregistered"
         case .promptsRouted: return "prompts-routed"
         case .agentRefused: return "agent-refused"
+        case .rightKeyCreated: return "right-key-created"
+        case .rightKeyUsed: return "right-key-used"
         }
     }
 

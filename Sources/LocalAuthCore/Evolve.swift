@@ -123,7 +123,7 @@ extension AuthState {
         case .passcodeRefused:
             // S-46: refused unchecked; it counts nothing (S-5).
             break
-        case .rightSaved, .rightRemoved, .rightAuthorized, .rightSecretRead:
+        case .rightSaved, .rightRemoved, .rightAuthorized, .rightSecretRead, .rightKeyCreated, .rightKeyUsed:
             // Rights live in the right store; their events are the audit record.
             break
         case .passcodeSubmitted(_, let ctx, _):

@@ -47,6 +47,10 @@ public enum RightFact: Sendable, Equatable {
     case removed(uid: UserID, identifier: String, requirement: RightRequirement)
     case authorized(uid: UserID, ctx: ContextID, identifier: String, method: SuccessMethod)
     case secretRead(uid: UserID, ctx: ContextID, identifier: String)
+    /// S-78: the key a save made (the SHA-256 of its public key, hex).
+    case keyCreated(uid: UserID, identifier: String, publicKeySHA256: String)
+    /// S-79: the right's private key is used once, on an authorized context.
+    case keyUsed(uid: UserID, ctx: ContextID, identifier: String, algorithm: KeyAlgorithm)
 }
 
 extension Decision {
@@ -64,6 +68,11 @@ extension Decision {
         case .secretRead(let uid, let ctx, let identifier):
             try openContext(ctx, of: uid)
             emit(.rightSecretRead(uid: uid, ctx: ctx, identifier: identifier))
+        case .keyCreated(let uid, let identifier, let digest):
+            emit(.rightKeyCreated(uid: uid, identifier: identifier, publicKeySHA256: digest))
+        case .keyUsed(let uid, let ctx, let identifier, let algorithm):
+            try openContext(ctx, of: uid)
+            emit(.rightKeyUsed(uid: uid, ctx: ctx, identifier: identifier, algorithm: algorithm))
         }
     }
 

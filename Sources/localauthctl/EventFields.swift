@@ -132,6 +132,11 @@ enum EventFields {
             if let c = refusal.ctx { fields.append(ctx(c)) }
             if let e = refusal.eval { fields.append(eval(e)) }
             return fields
+        case .rightKeyCreated(let u, let identifier, let digest):
+            return [uid(u), ("identifier", .string(identifier)), ("public_key_sha256", .string(digest))]
+        case .rightKeyUsed(let u, let c, let identifier, let algorithm):
+            return [uid(u), ctx(c), ("identifier", .string(identifier)), ("operation", .string(algorithm.operation.wireName)),
+                    ("algorithm", .string(algorithm.name))]
         }
     }
 }

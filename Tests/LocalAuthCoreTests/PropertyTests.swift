@@ -124,10 +124,13 @@ struct RandomWorld {
             // LARight's facts: recorded on the user's open context or refused; no state changes.
             let identifier = rng.pick(["a", "com.example.b"])
             let requirement = rng.pick(RightRequirement.allCases)
-            switch rng.below(4) {
+            switch rng.below(6) {
             case 0: return .recordRight(.saved(uid: uid, identifier: identifier, requirement: requirement))
             case 1: return .recordRight(.removed(uid: uid, identifier: identifier, requirement: requirement))
             case 2: return .recordRight(.authorized(uid: uid, ctx: someContext(), identifier: identifier, method: .biometric))
+            case 3: return .recordRight(.keyCreated(uid: uid, identifier: identifier, publicKeySHA256: String(repeating: "5a", count: 32)))
+            case 4: return .recordRight(.keyUsed(uid: uid, ctx: someContext(), identifier: identifier,
+                                                 algorithm: rng.pick(KeyAlgorithm.all)))
             default: return .recordRight(.secretRead(uid: uid, ctx: someContext(), identifier: identifier))
             }
         case 850..<880:

@@ -160,6 +160,16 @@ enum FormatDocumentSamples {
                     [NamedValue("uid", u(uid)), NamedValue("pid", s(6160)), NamedValue("request", t("passcode")),
                      NamedValue("reason", t("prompts-belong-to-agent")), NamedValue("session", .absent), NamedValue("ctx", c),
                      NamedValue("eval", u(eval))])
+        case .rightKeyCreated:
+            let digest = String(repeating: "0f", count: 32)
+            return (.rightKeyCreated(uid: uid, identifier: "com.example.login", publicKeySHA256: digest),
+                    [NamedValue("uid", u(uid)), NamedValue("identifier", t("com.example.login")),
+                     NamedValue("public_key_sha256", t(digest))])
+        case .rightKeyUsed:
+            let algorithm = KeyAlgorithm.named("algid:encrypt:ECIES:ECDHC:KDFX963:SHA256:AESGCM-KDFIV")!
+            return (.rightKeyUsed(uid: uid, ctx: ctx, identifier: "com.example.login", algorithm: algorithm),
+                    who + [NamedValue("identifier", t("com.example.login")), NamedValue("operation", t("decrypt")),
+                           NamedValue("algorithm", t(algorithm.name))])
         }
     }
 }

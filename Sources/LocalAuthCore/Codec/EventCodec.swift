@@ -112,6 +112,11 @@ public enum EventCodec {
             w.optional(refusal.session) { $0.string($1) }
             w.optional(refusal.ctx) { $0.context($1) }
             w.optional(refusal.eval) { $0.varint(UInt64($1)) }
+        case .rightKeyCreated(let uid, let identifier, let publicKeySHA256):
+            w.varint(UInt64(uid)); w.string(identifier); w.string(publicKeySHA256)
+        case .rightKeyUsed(let uid, let ctx, let identifier, let algorithm):
+            w.varint(UInt64(uid)); w.context(ctx); w.string(identifier)
+            w.string(algorithm.operation.wireName); w.string(algorithm.name)
         }
     }
 
@@ -319,6 +324,19 @@ public enum EventCodec {
             let eval = try r.optional { try $0.u32() }
             return .agentRefused(AgentRefusal(uid: uid, pid: pid, request: request, reason: reason, session: session,
                                               ctx: ctx, eval: eval))
+        case .rightKeyCreated:
+            let uid = try r.u32(), identifier = try rightIdentifier(&r), digest = try r.string()
+            guard digest.utf8.count == 64, digest.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }) else {
+                throw DecodeError("public key digest is not 64 lower-case hex digits")
+            }
+            return .rightKeyCreated(uid: uid, identifier: identifier, publicKeySHA256: digest)
+        case .rightKeyUsed:
+            let uid = try r.u32(), ctx = try r.context(), identifier = try rightIdentifier(&r)
+            let operation = try named(KeyOperation.init(rawValue:), try r.string())
+            guard let algorithm = KeyAlgorithm.named(try r.string(), for: operation) else {
+                throw DecodeError("unknown key algorithm for \(operation.wireName)")
+            }
+            return .rightKeyUsed(uid: uid, ctx: ctx, identifier: identifier, algorithm: algorithm)
         }
     }
 
