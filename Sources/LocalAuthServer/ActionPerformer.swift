@@ -34,6 +34,8 @@ protocol ServerShell: AnyObject {
     func commitPasscode(_ record: String?, for uid: UserID) throws
     /// An AdminGroup lookup, off the loop; `adminLookupsAnswered` brings the answer later.
     func lookUpGroup(_ query: GroupQuery)
+    /// Reopens the failed log (`LogHealth.canReopen` says whether this shell can).
+    func reopenLog() throws -> Authenticator
     /// SIGHUP: the configuration files read again, or why not; nil: this
     /// shell has none to read (the core is told nothing).
     func readConfiguration() -> Result<DaemonConfiguration, any Error>?
@@ -44,6 +46,7 @@ protocol ServerShell: AnyObject {
 }
 
 extension ServerShell {
+    func reopenLog() throws -> Authenticator { throw CannotReopen() }
     func releaseFreePages() {}
     func hang(seconds: UInt32) {}
 }
@@ -101,6 +104,8 @@ final class ActionPerformer {
             }
         case .lookUpGroup(let query):
             shell.lookUpGroup(query)
+        case .reopenLog:
+            core.logReopened(Result { try shell.reopenLog() })
         case .readConfiguration:
             if let read = shell.readConfiguration() { core.configurationRead(read) }
         case .releaseFreePages:
@@ -110,3 +115,6 @@ final class ActionPerformer {
         }
     }
 }
+
+/// A shell that cannot reopen the log (its core never asks).
+struct CannotReopen: Error {}

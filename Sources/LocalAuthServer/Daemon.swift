@@ -149,7 +149,7 @@ public enum Daemon {
         // After a write failure (disk full, EIO) the daemon refuses to act;
         // this reopens the log from disk (recovery cuts what was never
         // acknowledged) and starts over, as a restart would.
-        server.reopenLog = {
+        loop.reopen = {
             snapshots.finish()
             try? log.close()
             let again = try openAuthenticator(configuration, passcodes: passcodes, wake: durabilityWake, inbox: snapshotInbox,

@@ -61,7 +61,7 @@ extension ServerCore {
         if let error = request.arguments.check(allowedKeys: spec.keys, verb: request.verb) {
             return reply(connection, request.tag, error)
         }
-        if logFailure != nil, !ServerCore.verbsWithoutLog.contains(request.verb) {
+        if !logHealth.isRecording, !ServerCore.verbsWithoutLog.contains(request.verb) {
             // The state in memory may hold facts the log never took: act on nothing.
             return reply(connection, request.tag, ProtocolError(.unavailable,
                 "The event log cannot record events; localauthd refuses to act until it can."))

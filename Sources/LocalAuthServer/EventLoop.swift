@@ -41,6 +41,10 @@ final class EventLoop {
     var reload: (() throws -> DaemonConfiguration)? {
         didSet { core.canReload = reload != nil }
     }
+    /// Reopens the log after a write failure (`.reopenLog`); nil = cannot.
+    var reopen: (() throws -> Authenticator)? {
+        didSet { core.logHealth.canReopen = reopen != nil }
+    }
     var readBuffer = [UInt8](repeating: 0, count: 65536)
     /// Performs the core's actions through this shell (EventLoopActions.swift).
     let performer = ActionPerformer()

@@ -58,6 +58,11 @@ extension EventLoop: ServerShell {
 
     func lookUpGroup(_ query: GroupQuery) { adminLookups.ask(query) }
 
+    func reopenLog() throws -> Authenticator {
+        guard let reopen else { throw CannotReopen() }
+        return try reopen()
+    }
+
     /// SIGHUP: the configuration files, read again; a valid one that is
     /// probably not what was meant is warned about (its group lookups are
     /// NSS), ahead of the core's "Reloaded" entry.

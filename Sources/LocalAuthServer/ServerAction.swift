@@ -27,6 +27,9 @@ enum ServerAction {
     case commitPasscode(uid: UserID, record: String?)
     /// An AdminGroup membership lookup, off the loop (S-51; `adminLookupsAnswered`).
     case lookUpGroup(GroupQuery)
+    /// Reopen the failed log from disk and record a start, as a restart
+    /// would (`logReopened` brings the new authenticator, or why not).
+    case reopenLog
     /// Read the configuration files again (SIGHUP; `configurationRead`).
     case readConfiguration
     /// Many contexts ended: hand free heap pages back to the kernel (malloc_trim).

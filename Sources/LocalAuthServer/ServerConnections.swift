@@ -144,7 +144,7 @@ extension ServerCore {
         while true {
             // The usual can-evaluate is answered from the line's bytes while
             // the sensor is simulated and the log records (`UsualCanEvaluate`).
-            let inPlace = sensorIsSimulated && logFailure == nil
+            let inPlace = sensorIsSimulated && logHealth.isRecording
             // One look-up per line: after a handled line, much output queued
             // stops the batch (it is written before the next line, `wrote`
             // goes on, as a client that reads while it pipelines must not be
@@ -241,7 +241,7 @@ extension ServerCore {
         // sync thread) refuses the invalidations: fail closed first, which
         // gives the running evaluations their one final answer (S-33; the
         // simulator's seed 1014).
-        if evaluating, logFailure == nil, let failure = authenticator.recorder.failure {
+        if evaluating, logHealth.isRecording, let failure = authenticator.recorder.failure {
             failClosed(failure)
         }
         let contexts = connections[id]?.contexts ?? []

@@ -14,11 +14,8 @@ final class ServerCore {
     var configuration: DaemonConfiguration
     /// Replaced only when the log is reopened after a write failure.
     var authenticator: Authenticator
-    /// Why the log cannot record events (the daemon refuses to act), or nil.
-    var logFailure: String?
-    var lastReopenAttempt: UInt64 = 0
-    /// Reopens the log after a write failure; nil = cannot.
-    var reopenLog: (() throws -> Authenticator)?
+    /// Whether the log records, and when to try a failed one again (LogHealth.swift).
+    var logHealth = LogHealth()
     let passcodes: PasscodeBackend
     let daemonUID: UserID
     let version: String
@@ -86,8 +83,6 @@ final class ServerCore {
     /// The STATUS= last sent, and when (monotonic ns).
     var lastStatus = ""
     var lastStatusAt: UInt64 = 0
-    /// Whether the log's write failure (fail closed) was journaled.
-    var reportedLogFailure = false
     /// Test hook: with LOCALAUTHD_TEST_HANG=N in the environment, SIGUSR2
     /// makes the event loop sleep N seconds (so WATCHDOG=1 pings stop).
     var testHangSeconds: UInt32?
@@ -191,7 +186,7 @@ final class ServerCore {
         notifyWatchers()
         writeLog()
         judgeSpaceReserveIfMuchWasAppended()
-        if logFailure == nil, let failure = authenticator.recorder.failure { failClosed(failure) }
+        if logHealth.isRecording, let failure = authenticator.recorder.failure { failClosed(failure) }
         releaseDurableOutput()
         flushAll()
         sensorBackend.endOfTurn()
@@ -215,8 +210,15 @@ final class ServerCore {
     func tick() {
         let current = now
         // Events nobody waits for are made durable at least every tick (S-40 allows batches).
-        if logFailure == nil { authenticator.recorder.flush(durableThrough: authenticator.recorder.lastSeq) }
-        if logFailure != nil { retryLog() }
+        if logHealth.isRecording { authenticator.recorder.flush(durableThrough: authenticator.recorder.lastSeq) }
+        // A failed log is tried again now and then (ServerFailure.swift); the
+        // tick's timers then run against the reopened log, once it answered.
+        if logHealth.reopenIsDue(at: turn.monotonic) { return actions.append(.reopenLog) }
+        tickTimers(current)
+    }
+
+    /// The tick's deadlines, judged at the turn's time.
+    func tickTimers(_ current: Int64) {
         sensorBackend.tick()
         expireAdminLookups()
         if !sensorIsSimulated { expireEnrollmentQueries() }
@@ -247,8 +249,7 @@ final class ServerCore {
             lastWatchdog = monotonic
             actions.append(.notify("WATCHDOG=1"))
         }
-        if !reportedLogFailure, let failure = authenticator.recorder.failure {
-            reportedLogFailure = true
+        if let failure = logHealth.unreported(authenticator.recorder.failure) {
             journal(.error, "The event log cannot record events (\(failure)); refusing every request that needs it.")
         }
         // STATUS= at most once a second, and only when it changed; never

@@ -3,18 +3,17 @@
 // output held behind it is dropped (and a connection that thereby lost
 // replies is closed). Running evaluations get one final answer,
 // `unavailable`; other connections stay, every verb that needs the log is
-// refused with `unavailable`, and the log is reopened every few seconds. Reopening replays what is on disk (recovery
-// cuts what was never acknowledged) and records a start, as a restart would.
+// refused with `unavailable`, and the log is reopened every few seconds
+// (LogHealth says when; the shell reopens it, `.reopenLog`, and answers with
+// `logReopened`). Reopening replays what is on disk (recovery cuts what was
+// never acknowledged) and records a start, as a restart would.
 import LocalAuthCore
 import LocalAuthProtocol
 import LocalAuthSystem
 
 extension ServerCore {
-    static let logRetryInterval: UInt64 = 5_000_000_000
-
     func failClosed(_ why: String) {
-        logFailure = why
-        lastReopenAttempt = turn.monotonic
+        logHealth.failed(why, at: turn.monotonic)
         journal(.error, "The event log failed (\(why)); refusing to act until it can record again.",
                         fields: [("LOCALAUTH_SEQ", String(authenticator.recorder.durableSeq))])
         actions.append(.notify("STATUS=Failing closed: the event log cannot record events"))
@@ -52,14 +51,13 @@ extension ServerCore {
         _ = passcodeQueue.drainWaiting()
     }
 
-    /// In the tick while failed: try to reopen the log now and then.
-    func retryLog() {
-        let monotonic = turn.monotonic
-        guard let reopen = reopenLog, monotonic - lastReopenAttempt >= ServerCore.logRetryInterval else { return }
-        lastReopenAttempt = monotonic
-        do {
-            authenticator = try reopen()
-            logFailure = nil
+    /// The shell's answer to `.reopenLog` (asked in a tick): the reopened
+    /// log's authenticator, or why it could not; the tick's timers go on.
+    func logReopened(_ result: Result<Authenticator, any Error>) {
+        switch result {
+        case .success(let reopened):
+            authenticator = reopened
+            logHealth.reopened(true)
             // A new log, a new gate (the failed one dropped all it held).
             replyGate = ReplyGate()
             // The reopen recorded a start: every earlier context is gone (S-15).
@@ -75,8 +73,10 @@ extension ServerCore {
             journal(.notice, "The event log records again; serving.", id: .started,
                              fields: [("LOCALAUTH_SEQ", String(authenticator.recorder.lastSeq))])
             actions.append(.notify("STATUS=\(statusLine)"))
-        } catch {
+        case .failure(let error):
+            logHealth.reopened(false)
             journal(.error, "Failed to reopen the event log, still refusing to act: \(error)")
         }
+        tickTimers(now)
     }
 }

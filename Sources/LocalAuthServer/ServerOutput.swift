@@ -112,7 +112,7 @@ extension ServerCore {
     /// file (a kill of the daemon then loses nothing it acknowledged), and
     /// an fdatasync is asked for if output waits for one (S-40).
     func writeLog() {
-        if logFailure == nil { authenticator.flush() }
+        if logHealth.isRecording { authenticator.flush() }
     }
 
     @inline(__always)

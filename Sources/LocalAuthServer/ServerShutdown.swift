@@ -15,7 +15,7 @@ extension ServerCore {
         // thread's fdatasync): the stop could not record the final answers,
         // so fail closed first, which answers every running evaluation
         // (S-33; the simulator's seed 143 stopped with one unanswered).
-        if logFailure == nil, let failure = authenticator.recorder.failure { failClosed(failure) }
+        if logHealth.isRecording, let failure = authenticator.recorder.failure { failClosed(failure) }
         answerParkedRequests()
         // Final answers for running evaluations go to their owners first.
         run(.stop, connection: nil, tag: nil, now: now)

@@ -171,7 +171,7 @@ extension ServerCore {
     /// Every tick: a difference the scanner found becomes a `passcode-changed`
     /// recorded by the daemon itself (like the start-up reconciliation).
     func noticeLoginPasswordChanges() {
-        guard logFailure == nil, let shadow = passcodes as? ShadowPasscodes else { return }
+        guard logHealth.isRecording, let shadow = passcodes as? ShadowPasscodes else { return }
         for change in shadow.changes() {
             run(.changePasscode(uid: change.uid, set: change.set, by: daemonUID),
                 connection: nil, tag: nil, now: now)

@@ -86,6 +86,8 @@ final class SimulatedDaemon {
     let below: (Int) -> Int
     /// The run's trace.
     var trace: (String) -> Void = { _ in }
+    /// Reopens the failed log onto the simulated disk (`.reopenLog`).
+    var reopen: () throws -> Authenticator = { throw CannotReopen() }
     /// What SIGHUP reads from the configuration files.
     var configuration: () -> DaemonConfiguration = { DaemonConfiguration() }
     private let fingerprintKey = Array("simulated fingerprint key".utf8)
@@ -334,6 +336,8 @@ extension SimulatedDaemon: ServerShell {
     func commitPasscode(_ record: String?, for uid: UserID) throws { try passcodes.commit(record, for: uid) }
 
     func lookUpGroup(_ query: GroupQuery) { lookups.append(query) }
+
+    func reopenLog() throws -> Authenticator { try reopen() }
 
     func readConfiguration() -> Result<DaemonConfiguration, any Error>? { .success(configuration()) }
 }

@@ -3,7 +3,7 @@
 // a crash (the process and its page cache gone but for a random prefix of
 // what was not synced; a durable byte may rot meanwhile), a clean stop
 // (SIGTERM through the core) and the core's own reopen of a failed log
-// (ServerFailure.retryLog calls `reopenLog`, here onto the simulated disk).
+// (the core's `.reopenLog`, which the performer does here onto the simulated disk).
 // Each recovery is checked: the log decodes, nothing durable or revealed was
 // lost (no lockout bypass), a rotted byte is refused (S-41). After every
 // step, S-38: the live state against the fold of the log's bytes.
@@ -130,7 +130,7 @@ extension Simulation {
         shadowOffset = 0
         let core = ServerCore(configuration: configuration, authenticator: authenticator, passcodes: passcodes,
                               version: "sim", daemonUID: 0)
-        core.reopenLog = { [unowned self] in try reopen() }
+        core.logHealth.canReopen = true
         // Context ids and domain-state tokens from the seed: one seed, one run.
         core.randomBytes = { [unowned self] count in (0..<count).map { _ in UInt8(truncatingIfNeeded: random.next()) } }
         core.canReload = true
@@ -140,6 +140,7 @@ extension Simulation {
         daemon.configuration = { [unowned self] in configuration }
         daemon.trace = { [unowned self] in trace($0) }
         daemon.watch(daemon.recorder)
+        daemon.reopen = { [unowned self] in try reopen() }
     }
 
     struct ReopenFailed: Error {}

@@ -79,6 +79,12 @@ final class CoreHarness {
     let performer = ActionPerformer()
     /// Called as the shell writes the passcode store (the core waits for its answer).
     var onCommit: (() -> Void)?
+    /// The shell's reopen of a failed log (nil: it cannot, the core never asks).
+    var reopen: (() throws -> Authenticator)? {
+        didSet { core.logHealth.canReopen = reopen != nil }
+    }
+    /// Reopens asked for.
+    var reopens = 0
 
     init(_ configure: (inout DaemonConfiguration) -> Void = { _ in }) {
         var configuration = DaemonConfiguration()
@@ -193,6 +199,12 @@ extension CoreHarness: ServerShell {
     func notify(_ state: String) {}
     func journal(_ entry: JournalEntry) { journal.append(entry) }
     func runPasscodeJob(token: UInt64, _ job: PasscodeWorkers.Job) { jobs.append((token, job)) }
+    func reopenLog() throws -> Authenticator {
+        reopens += 1
+        guard let reopen else { throw CannotReopen() }
+        return try reopen()
+    }
+
     func commitPasscode(_ record: String?, for uid: UserID) throws {
         onCommit?()
         try passcodes.commit(record, for: uid)
