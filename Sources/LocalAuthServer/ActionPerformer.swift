@@ -34,6 +34,9 @@ protocol ServerShell: AnyObject {
     func commitPasscode(_ record: String?, for uid: UserID) throws
     /// An AdminGroup lookup, off the loop; `adminLookupsAnswered` brings the answer later.
     func lookUpGroup(_ query: GroupQuery)
+    /// A real sensor backend's work (only a core given one asks); its
+    /// reports reach the core as `sensorReported`.
+    func sensor(_ command: SensorCommand)
     /// Reopens the failed log (`LogHealth.canReopen` says whether this shell can).
     func reopenLog() throws -> Authenticator
     /// SIGHUP: the configuration files read again, or why not; nil: this
@@ -46,6 +49,7 @@ protocol ServerShell: AnyObject {
 }
 
 extension ServerShell {
+    func sensor(_ command: SensorCommand) {}
     func reopenLog() throws -> Authenticator { throw CannotReopen() }
     func releaseFreePages() {}
     func hang(seconds: UInt32) {}
@@ -104,6 +108,8 @@ final class ActionPerformer {
             }
         case .lookUpGroup(let query):
             shell.lookUpGroup(query)
+        case .sensor(let command):
+            shell.sensor(command)
         case .reopenLog:
             core.logReopened(Result { try shell.reopenLog() })
         case .readConfiguration:

@@ -35,7 +35,7 @@ extension ServerCore {
     /// again when let go). A policy that does not depend on them answers
     /// at once, but still has them listed if no query runs.
     func parkedForEnrollment(_ request: Request, ctx: ContextID, policy: Policy, _ connection: Connection.ID) -> Bool {
-        guard !stopping, sensorBackend.canListFingers, let uid = authenticator.state.contexts[ctx]?.uid else { return false }
+        guard !stopping, sensor.canListFingers, let uid = authenticator.state.contexts[ctx]?.uid else { return false }
         let waits = policy.dependsOnFingers
         let waiter = waits ? ParkedRequest(connection: connection, request: request, stamp: lineStamp) : nil
         switch enrollmentRefresh.need(uid, stamp: lineStamp, now: readStamp, clock: turn.monotonic, waiter: waiter) {
@@ -47,7 +47,7 @@ extension ServerCore {
         case .ask(let query):
             // Paused first: the query may end at once (nothing to ask).
             if waits { pauseReading(connection) }
-            sensorBackend.listFingers(uid, query: query)
+            actions.append(.sensor(.listFingers(uid, query: query)))
             return waits
         }
     }
@@ -58,7 +58,7 @@ extension ServerCore {
     func enrollmentQueryEnded(_ uid: UserID, query: UInt64) {
         let (resume, ask) = enrollmentRefresh.ended(uid, query: query, now: readStamp, clock: turn.monotonic)
         resumable.append(contentsOf: resume)
-        if let ask { sensorBackend.listFingers(uid, query: ask) }
+        if let ask { actions.append(.sensor(.listFingers(uid, query: ask))) }
     }
 
     /// The bus was closed: no query in flight will end by itself.

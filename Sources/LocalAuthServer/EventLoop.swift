@@ -77,12 +77,13 @@ final class EventLoop {
         // A coarse tick drives prompt timeouts, half-line timeouts and the watchdog.
         try ticker.arm(afterNanoseconds: 100_000_000, intervalNanoseconds: 100_000_000)
         if core.configuration.biometry.backend == .fprintd {
-            let sensor = try FprintdSensor(address: core.configuration.biometry.fprintdBus, server: core, epoll: epoll)
+            let sensor = try FprintdSensor(address: core.configuration.biometry.fprintdBus, epoll: epoll)
             fprintd = sensor
-            core.useSensor(sensor, problem: sensor.problem)
+            core.useSensor(name: sensor.name, problem: sensor.problem)
             try epoll.add(sensor.names.wake.fileDescriptor, events: .readable, data: Token.sensorNames.rawValue)
             core.beginTurn(Self.readClocks())
             sensor.connectIfNeeded()
+            deliverSensorReports()
             perform()
         }
     }
@@ -99,16 +100,25 @@ final class EventLoop {
             // The bus first: a verdict fprintd sent before a cancel that
             // arrives in the same turn is counted (FprintdVerify.swift).
             if let fprintd {
-                for event in ready where event.data == Token.sensorBus.rawValue { fprintd.busReady() }
+                for event in ready where event.data == Token.sensorBus.rawValue {
+                    fprintd.busReady()
+                    deliverSensorReports()
+                    perform()
+                }
             }
             for event in ready {
                 switch event.data {
                 case Token.sensorBus.rawValue: break
-                case Token.sensorNames.rawValue: fprintd?.names.deliver()
+                case Token.sensorNames.rawValue:
+                    fprintd?.names.deliver()
+                    deliverSensorReports()
                 case Token.listener.rawValue: acceptAll()
                 case Token.signals.rawValue: handleSignals()
                 case Token.ticker.rawValue:
                     _ = try? ticker.readExpirations()
+                    // The reader's timeouts (its calls, a reconnect), then the core's.
+                    fprintd?.tick()
+                    deliverSensorReports()
                     core.tick()
                 case Token.passcodes.rawValue: core.passcodeJobsFinished(workers.drain())
                 case Token.durability.rawValue: _ = try? durabilityWake.drain()
@@ -120,8 +130,16 @@ final class EventLoop {
             }
             core.endOfTurn()
             perform()
+            // The bus's output the turn queued: epoll watches for writability.
+            fprintd?.endOfTurn()
         }
         shutdown()
+    }
+
+    /// What the sensor backend reported, handed to the core in order.
+    func deliverSensorReports() {
+        guard let fprintd, !fprintd.reports.isEmpty else { return }
+        for report in fprintd.takeReports() { core.sensorReported(report) }
     }
 
     func handleSignals() {
@@ -235,6 +253,8 @@ final class EventLoop {
         core.beginTurn(Self.readClocks())
         core.shutdown()
         perform()
+        // The reader's claim is released, its answer waited for (FprintdSensor.shutdown).
+        fprintd?.shutdown()
         let deadline = MonotonicClock.nowNanos() + 1_500_000_000
         while core.awaitsDurability, MonotonicClock.nowNanos() < deadline {
             _ = try? epoll.wait(timeoutMilliseconds: 10)

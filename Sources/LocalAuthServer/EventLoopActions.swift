@@ -58,6 +58,12 @@ extension EventLoop: ServerShell {
 
     func lookUpGroup(_ query: GroupQuery) { adminLookups.ask(query) }
 
+    /// The core's `.sensor`: the backend does it, and what it reports goes back at once.
+    func sensor(_ command: SensorCommand) {
+        fprintd?.perform(command)
+        deliverSensorReports()
+    }
+
     func reopenLog() throws -> Authenticator {
         guard let reopen else { throw CannotReopen() }
         return try reopen()

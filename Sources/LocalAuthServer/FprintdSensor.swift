@@ -5,18 +5,20 @@
 // flow (Claim, VerifyStart, VerifyStop, Release and the reader's queue) is
 // in FprintdVerify.swift.
 //
-// This is shell-side I/O: the EventLoop makes it and hands it its epoll (the
-// core only sees the SensorBackend port, and is called back with readings
-// and finger lists). Nothing here blocks: the bus socket is one more fd of
-// the loop's epoll set (EventLoop.Token.sensorBus), every call is asynchronous with a timeout,
-// a timeout counts as "reader not available", and passwd lookups run on a
-// thread of their own (UserNames).
+// This is shell-side I/O that holds no core: the EventLoop makes it, hands it
+// its epoll, performs the core's `SensorCommand`s on it, calls its loop hooks
+// (the bus fd ready, the tick, the end of a turn, the clean stop), and
+// hands what it reports (`reports`: readings, finger lists, the reader's
+// state, in order) to the core as inputs. Nothing here blocks: the bus
+// socket is one more fd of the loop's epoll set (EventLoop.Token.sensorBus),
+// every call is asynchronous with a timeout, a timeout counts as "reader
+// not available", and passwd lookups run on a thread of their own
+// (UserNames).
 import LocalAuthCore
 import LocalAuthSystem
 
-final class FprintdSensor: SensorBackend {
+final class FprintdSensor {
     let name = "fprintd"
-    let isSimulated = false
     /// Every call's timeout: a hung fprintd makes the reader unavailable
     /// after this long, never the daemon slow for others.
     static let callTimeout: UInt64 = 5_000_000
@@ -24,27 +26,38 @@ final class FprintdSensor: SensorBackend {
     static let rediscoverEvery: UInt64 = 2_000_000_000
 
     let address: String?
-    unowned let server: ServerCore
     /// The EventLoop's epoll set (the bus socket is one of its fds).
     let epoll: Epoll
-    var bus: DBusConnection?
+    /// What happened, for the core, in order (the EventLoop takes them).
+    var reports: [SensorReport] = []
+    var bus: DBusConnection? {
+        didSet { if (bus == nil) != (oldValue == nil) { reports.append(.canListFingers(bus != nil)) } }
+    }
     /// The fd registered in epoll (the bus's changes on reconnect).
     var registeredFD: Int32 = -1
     var watchingWritable = false
     var lastAttempt: UInt64 = 0
     /// The reader's object path, once GetDefaultDevice answered.
     var device: String?
-    var readerName: String?
+    var readerName: String? {
+        didSet { if readerName != oldValue { reports.append(.readerName(readerName)) } }
+    }
     var discovering = false
     /// Why there is no reading now (nil: the reader is there).
     var problem: String? = "fprintd has not been contacted yet." {
-        didSet { if problem != oldValue { server.sensorProblemChanged(problem) } }
+        didSet { if problem != oldValue { reports.append(.problem(problem)) } }
     }
     let names: UserNames
     /// The biometric prompts' side (FprintdVerify.swift).
     var queue: [UserID] = []
-    var active: ActiveScan?
-    var heldPrompts: [UserID: (connection: Connection.ID, bytes: [UInt8])] = [:]
+    /// The scan that has the reader. Once its PROMPT went out (`shown`), its
+    /// end is reported, so that the core holds the next PROMPT line again.
+    var active: ActiveScan? {
+        didSet {
+            guard let before = oldValue, before.shown else { return }
+            if active?.uid != before.uid || active?.shown != true { reports.append(.scanEnded(before.uid)) }
+        }
+    }
     /// Whether the bus starts fprintd on demand (D-Bus activation).
     var activatable = false
     /// Fingers to list once GetDefaultDevice answers (user -> query).
@@ -58,9 +71,8 @@ final class FprintdSensor: SensorBackend {
     /// How long that wait lasts (nanoseconds).
     static let errorGrace: UInt64 = 1_000_000_000
 
-    init(address: String?, server: ServerCore, epoll: Epoll) throws {
+    init(address: String?, epoll: Epoll) throws {
         self.address = address
-        self.server = server
         self.epoll = epoll
         names = try UserNames()
     }
@@ -147,7 +159,7 @@ final class FprintdSensor: SensorBackend {
         readerGone(problem: why)
         // Closing the bus dropped the calls in flight with their replies:
         // their queries end now, answering with the problem just set.
-        server.enrollmentQueriesLost()
+        reports.append(.fingersQueriesLost)
     }
 
     func call(_ path: String, _ interface: String, _ member: String, _ arguments: [DBusArgument] = [],
@@ -194,7 +206,7 @@ final class FprintdSensor: SensorBackend {
     private func endWaitingForDevice() {
         let waiting = waitingForDevice.sorted { $0.key < $1.key }
         waitingForDevice.removeAll()
-        for (uid, query) in waiting { server.enrollmentQueryEnded(uid, query: query) }
+        for (uid, query) in waiting { reports.append(.fingersQueryEnded(uid, query: query)) }
     }
 
     func fprintdAppeared() {
@@ -240,10 +252,9 @@ final class FprintdSensor: SensorBackend {
     /// answer is recorded when it differs, then the query ends, which lets
     /// the checks waiting for it answer. Any failure ends it too, after
     /// the problem it shows (a timeout: "fprintd did not answer.") is set.
-    var canListFingers: Bool { bus != nil }
-
+    /// The core asks only while the bus is up (`.canListFingers`).
     func listFingers(_ uid: UserID, query: UInt64) {
-        guard bus != nil else { return server.enrollmentQueryEnded(uid, query: query) }
+        guard bus != nil else { return reports.append(.fingersQueryEnded(uid, query: query)) }
         // No reader known: the check is also when it is looked for again
         // (or fprintd woken), and the fingers are listed once it answers.
         if device == nil {
@@ -251,12 +262,12 @@ final class FprintdSensor: SensorBackend {
             return discover()
         }
         names.resolve(uid) { [unowned self] name in
-            guard let name, let device else { return server.enrollmentQueryEnded(uid, query: query) }
+            guard let name, let device else { return reports.append(.fingersQueryEnded(uid, query: query)) }
             let sent = call(device, FprintdReplies.deviceInterface, "ListEnrolledFingers", [.string(name)]) { [unowned self] reply in
                 if let fingers = FprintdReplies.enrolledFingers(reply) {
                     DaemonLog.info("fprintd: \(name) (uid \(uid)) has \(fingers.isEmpty ? "no fingers" : fingers.joined(separator: ", ")) enrolled"
                                    + (reply.error.map { " (\($0.name): \($0.message))" } ?? ""))
-                    server.fprintdListed(uid: uid, fingers: fingers)
+                    reports.append(.fingersListed(uid, fingers))
                 } else if let error = reply.error, error.name.hasPrefix("org.freedesktop.DBus.Error.")
                             || error.name == "net.reactivated.Fprint.Error.NoSuchDevice" {
                     // fprintd went away or hangs: what is there now is
@@ -267,15 +278,25 @@ final class FprintdSensor: SensorBackend {
                 } else if let error = reply.error {
                     DaemonLog.error("fprintd: ListEnrolledFingers for uid \(uid) failed: \(error.name) \(error.message)")
                 }
-                server.enrollmentQueryEnded(uid, query: query)
+                reports.append(.fingersQueryEnded(uid, query: query))
             }
-            if !sent { server.enrollmentQueryEnded(uid, query: query) }
+            if !sent { reports.append(.fingersQueryEnded(uid, query: query)) }
         }
     }
 
-    /// `status`'s extra fields under this backend.
-    var statusFields: [(String, String)] {
-        [("backend", name), ("reader", readerName ?? ""), ("reader-present", String(problem == nil))]
+    /// The core's `.sensor` action.
+    func perform(_ command: SensorCommand) {
+        switch command {
+        case .scan(let uid): scanRequested(uid: uid)
+        case .stopScan(let uid): scanCancelled(uid: uid)
+        case .listFingers(let uid, let query): listFingers(uid, query: query)
+        }
+    }
+
+    /// The reports since the last call, in order, for the core.
+    func takeReports() -> [SensorReport] {
+        defer { reports.removeAll() }
+        return reports
     }
 
     /// Clean stop (S-32): the claim is released, and its answer waited for

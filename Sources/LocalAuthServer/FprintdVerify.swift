@@ -39,20 +39,11 @@ extension FprintdSensor {
 
     func scanCancelled(uid: UserID) {
         queue.removeAll { $0 == uid }
-        heldPrompts[uid] = nil
         if let active, active.uid == uid {
             finish(active, release: true)
             self.active = nil
             startNextScan()
         }
-    }
-
-    /// A biometric PROMPT of a user who does not hold the reader yet waits
-    /// (S-43); returns true when it was kept.
-    func holdPrompt(uid: UserID, bytes: [UInt8], connection: Connection.ID) -> Bool {
-        if let active, active.uid == uid, active.shown { return false }
-        heldPrompts[uid] = (connection, bytes)
-        return true
     }
 
     /// Gives the reader to the first waiting user when it is free.
@@ -109,9 +100,8 @@ extension FprintdSensor {
             let first = !scan.shown
             scan.shown = true
             active = scan
-            if first, let held = heldPrompts.removeValue(forKey: uid), server.connections.contains(held.connection) {
-                server.send(held.bytes, to: held.connection)
-            }
+            // The core sends the PROMPT line it held for this user.
+            if first { reports.append(.scanShown(uid)) }
         }
         if !sent { sensorFailed(uid, .disconnect, "VerifyStart not sent") }
     }
@@ -146,7 +136,7 @@ extension FprintdSensor {
         pendingError = nil
         guard active?.uid == pending.uid, active?.phase == .between else { return }
         active = nil
-        server.fprintdReading(uid: pending.uid, pending.reading)
+        reports.append(.reading(pending.uid, pending.reading))
         startNextScan()
     }
 
@@ -158,7 +148,7 @@ extension FprintdSensor {
     }
 
     private func deliver(_ reading: SensorReading, to uid: UserID, done: Bool) {
-        server.fprintdReading(uid: uid, reading)
+        reports.append(.reading(uid, reading))
         // The prompt still waits (a no-match with attempts left): a new
         // verification for the next attempt. A retry (done=false) keeps
         // the running one (S-43).
@@ -200,8 +190,8 @@ extension FprintdSensor {
             active = nil
         }
         queue.removeAll { $0 == uid }
-        heldPrompts[uid] = nil
-        server.fprintdReading(uid: uid, reading)
+        reports.append(.promptsDropped(uid))
+        reports.append(.reading(uid, reading))
         startNextScan()
     }
 
@@ -212,7 +202,7 @@ extension FprintdSensor {
         let waiting = (active.map { [$0.uid] } ?? []) + queue.filter { $0 != active?.uid }
         active = nil
         queue.removeAll()
-        heldPrompts.removeAll()
-        for uid in waiting { server.fprintdReading(uid: uid, .disconnect) }
+        reports.append(.promptsDropped(nil))
+        for uid in waiting { reports.append(.reading(uid, .disconnect)) }
     }
 }

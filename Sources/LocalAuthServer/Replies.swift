@@ -61,7 +61,7 @@ extension ServerCore {
             // passcode half to end (PROTOCOL.md 1.2).
             if prompt.retryAfter > 0 { writer.append(key: "retry-after", value: Int(prompt.retryAfter)) }
             writer.endLine()
-            if scans, sensorBackend.holdPrompt(uid: uid, bytes: writer.bytes, connection: connection) { return }
+            if scans, sensor.hold(uid, writer.bytes, for: connection) { return }
             send(writer.bytes, to: connection)
         case .evaluationSucceeded(let uid, let ctx, _, let method):
             journalEvaluationEnd(uid: uid, ctx: ctx, seq: seq, method: method, failure: nil)

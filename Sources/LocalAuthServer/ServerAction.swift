@@ -30,6 +30,9 @@ enum ServerAction {
     /// Reopen the failed log from disk and record a start, as a restart
     /// would (`logReopened` brings the new authenticator, or why not).
     case reopenLog
+    /// Tell the real sensor backend (SensorPrompts.swift); it reports back
+    /// as `sensorReported`.
+    case sensor(SensorCommand)
     /// Read the configuration files again (SIGHUP; `configurationRead`).
     case readConfiguration
     /// Many contexts ended: hand free heap pages back to the kernel (malloc_trim).

@@ -63,13 +63,9 @@ final class ServerCore {
     /// Shutdown finished (`finishShutdown`): the shell exits.
     var stopped = false
     var isStopped: Bool { stopped }
-    /// Set by the shell (`useSensor`) under Backend=fprintd.
-    private(set) var sensorBackend: SensorBackend = SimulatedSensor()
-    /// `sensorBackend.isSimulated`, kept as a stored flag: the hot
-    /// can-evaluate path reads it without a call through the protocol.
-    private(set) var sensorIsSimulated = true
-    /// Users whose biometric prompt the sensor backend is scanning for.
-    var scanning: Set<UserID> = []
+    /// The sensor as the core sees it: scans asked for, PROMPT lines held
+    /// for a real reader, the reader's state (SensorPrompts.swift).
+    var sensor = SensorPrompts()
     var reloadRequested = false
     var lastWatchdog: UInt64 = 0
     /// WATCHDOG_USEC (µs), from the shell's environment; nil = no pings.
@@ -137,13 +133,6 @@ final class ServerCore {
         lockedOut = Set(authenticator.state.users.compactMap { $0.value.biometryLockedOut || $0.value.adminLocked ? $0.key : nil })
     }
 
-    /// Backend=fprintd: the shell made the sensor (it owns its bus socket).
-    func useSensor(_ sensor: SensorBackend, problem: String?) {
-        sensorBackend = sensor
-        sensorIsSimulated = sensor.isSimulated
-        authenticator.setSensorProblem(problem)
-    }
-
     deinit { lineBuffer.deallocate() }
 
     /// S-47: passcode jobs one user may have waiting (besides the one running).
@@ -189,7 +178,6 @@ final class ServerCore {
         if logHealth.isRecording, let failure = authenticator.recorder.failure { failClosed(failure) }
         releaseDurableOutput()
         flushAll()
-        sensorBackend.endOfTurn()
         if reloadRequested {
             reloadRequested = false
             if canReload {
@@ -219,9 +207,8 @@ final class ServerCore {
 
     /// The tick's deadlines, judged at the turn's time.
     func tickTimers(_ current: Int64) {
-        sensorBackend.tick()
         expireAdminLookups()
-        if !sensorIsSimulated { expireEnrollmentQueries() }
+        if !sensor.isSimulated { expireEnrollmentQueries() }
         judgeSpaceReserve()
         pruneIdleAllowances()
         releaseMemoryAfterClosedContexts()

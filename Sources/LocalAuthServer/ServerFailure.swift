@@ -43,8 +43,7 @@ extension ServerCore {
         // (none could be recorded): every scan stops and fprintd's claim is
         // released now, not left held across the failure and the reopen
         // (whose restart state has no prompt that would ever stop it).
-        for uid in scanning.sorted() { sensorBackend.scanCancelled(uid: uid) }
-        scanning.removeAll()
+        for command in sensor.stopAll() { actions.append(.sensor(command)) }
         // Verdicts still on a worker will not be recorded (the log cannot
         // take them); the waiting jobs are dropped, their secrets wiped.
         abandonedChecks.formUnion(running.keys)

@@ -19,7 +19,6 @@ extension ServerCore {
         answerParkedRequests()
         // Final answers for running evaluations go to their owners first.
         run(.stop, connection: nil, tag: nil, now: now)
-        sensorBackend.shutdown()
         for connection in connections.keys {
             connections.withValue(connection) { connection in
                 connection.contexts.removeAll()

@@ -15,7 +15,7 @@ extension ServerCore {
             ("locked-out", String(status.lockedOut)), ("passcode-failures", String(status.passcodeFailures)),
             ("retry-after", String(status.retryAfter)), ("admin-locked", String(status.adminLocked)),
             ("contexts", String(status.contexts)),
-        ] + sensorBackend.statusFields)
+        ] + sensor.statusFields)
     }
 
     func enroll(_ request: Request, _ connection: Connection.ID) {
@@ -68,10 +68,10 @@ extension ServerCore {
     /// Readings and templates come through the protocol only with the
     /// simulated backend; a real sensor has its own.
     private func requireSimulatedSensor(_ request: Request, _ connection: Connection.ID) -> Bool {
-        guard sensorBackend.isSimulated else {
+        guard sensor.isSimulated else {
             // S-43: fprintd has its own tools for templates and readings.
             reply(connection, request.tag, ProtocolError(.unavailable,
-                "\(request.verb) needs the simulated sensor; this daemon uses \(sensorBackend.name): "
+                "\(request.verb) needs the simulated sensor; this daemon uses \(sensor.name): "
                 + "enroll fingers with fprintd-enroll and remove them with fprintd-delete."))
             return false
         }

@@ -78,7 +78,7 @@ extension ServerCore {
 
     func canEvaluate(_ request: Request, _ connection: Connection.ID) {
         guard let ctx = ownedContext(request, connection), let policy = policy(request, connection) else { return }
-        if !sensorIsSimulated, parkedForEnrollment(request, ctx: ctx, policy: policy, connection) { return }
+        if !sensor.isSimulated, parkedForEnrollment(request, ctx: ctx, policy: policy, connection) { return }
         var tag = request.tag
         let uid = peer(of: connection).uid
         tag.withUTF8 { answerCanEvaluate(ctx, policy: policy, tag: $0, connection, caller: uid, authenticator) }

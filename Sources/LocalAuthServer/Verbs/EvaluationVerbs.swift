@@ -10,7 +10,7 @@ extension ServerCore {
         guard let ctx = ownedContext(request, connection), let policy = policy(request, connection),
               let asked = evaluationRequest(request, connection) else { return }
         // S-43: before anything is counted (S-48), so that the request runs once when it is let go.
-        if !sensorIsSimulated, parkedForEnrollment(request, ctx: ctx, policy: policy, connection) { return }
+        if !sensor.isSimulated, parkedForEnrollment(request, ctx: ctx, policy: policy, connection) { return }
         // S-21: a missing reason is bad-argument (Apple raises), like an empty one.
         let reason = request.arguments.value(for: "reason") ?? ""
         if let refusal = checkValueCap(reason, key: "reason") ?? loggedRequestRefusal(connection, events: 1) {
