@@ -83,6 +83,12 @@ public final class EventLog: Sendable {
         readOnlyChain = chain
     }
 
+    /// How often the sync threads were asked for work, and how many of
+    /// those asks a finished round has served (tests observe these instead
+    /// of sleeping).
+    var syncKicks: UInt64 { writer.map { writer in writer.lock.withLock { writer.lock.state.kicks } } ?? 0 }
+    var syncKicksServed: UInt64 { writer?.kicksServed.load(ordering: .acquiring) ?? 0 }
+
     deinit { writer?.close() }
 
     /// Opens the log of `directory`, cutting a torn tail (kept in `.broken`);

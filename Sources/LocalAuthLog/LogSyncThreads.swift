@@ -6,14 +6,15 @@ import Glibc
 import LocalAuthSystem
 
 extension LogWriter {
-    /// Waits to be asked (or closed): returns whether the log is closing.
-    func awaitWork() -> Bool {
+    /// Waits to be asked (or closed): returns whether the log is closing,
+    /// and how often the threads had been asked by then.
+    func awaitWork() -> (closing: Bool, kicks: UInt64) {
         lock.lock()
         defer { lock.unlock() }
         // A failed writer has nothing to sync: the thread wakes to leave.
         while !lock.state.kicked && !lock.state.closing && lock.state.failure == nil { lock.wait(Self.work) }
         lock.state.kicked = false
-        return lock.state.closing
+        return (lock.state.closing, lock.state.kicks)
     }
 
     func runSyncThread() {
@@ -25,7 +26,7 @@ extension LogWriter {
             exited()
         }
         while true {
-            let closing = awaitWork()
+            let (closing, kicks) = awaitWork()
             do throws(LogError) { try write() } catch { return }
             // What is written, and whether anybody asked for it.
             let target: (seq: UInt64, chain: ChainHead, end: Int)?
@@ -57,6 +58,13 @@ extension LogWriter {
                 // ones are the next to be reused. Zeros ahead of the records
                 // (preallocation) stay.
                 if let syncing { dropSynced(syncing, below: target.end) }
+            }
+            // Two threads: the served count only grows.
+            var served = kicksServed.load(ordering: .relaxed)
+            while served < kicks {
+                let (exchanged, now) = kicksServed.compareExchange(expected: served, desired: kicks, ordering: .acquiringAndReleasing)
+                if exchanged { break }
+                served = now
             }
             if closing { return }
         }

@@ -123,6 +123,9 @@ final class LogWriter: Sendable {
         var demand: UInt64
         /// A sync thread has been asked to look since one last did.
         var kicked = false
+        /// How often the sync threads were asked (`kicked` set): a test
+        /// observes that nothing asked them, rather than waiting to see.
+        var kicks: UInt64 = 0
         /// File system space the appended records will take (SpaceClaim.swift).
         var space = SpaceClaim(allocated: 0, step: 0)
         /// Sync threads not yet exited (the last one closes the file).
@@ -159,6 +162,10 @@ final class LogWriter: Sendable {
     /// The last seq given to `onDurable` (LogSyncThreads.swift keeps them increasing).
     let reported = Mutex<UInt64>(0)
     let onFailure: (@Sendable (WriteFailure) -> Void)?
+    /// The `kicks` a sync thread had seen when it last finished a round
+    /// (woken, looked, done): a test waits for the round after its demand
+    /// instead of sleeping.
+    let kicksServed = Atomic<UInt64>(0)
     private let threads = Mutex<[pthread_t]>([])
 
     /// Starts appending after `lastSeq` at `end` of the existing segment `segment`.
@@ -275,6 +282,7 @@ final class LogWriter: Sendable {
         if seq > lock.state.demand { lock.state.demand = seq }
         if !lock.state.kicked {
             lock.state.kicked = true
+            lock.state.kicks += 1
             lock.signal(Self.work)
         }
     }

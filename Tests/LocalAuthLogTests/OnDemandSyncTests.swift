@@ -176,10 +176,11 @@ final class OnDemandSyncTests: XCTestCase {
         let hooks = LogHooks()
         let log = try EventLog.open(directory.path, options: hooks.options())
         XCTAssertEqual(log.durableSeq, 5)
+        let kicks = log.syncKicks
         for index in 6...15 { XCTAssertEqual(try append(log, index), UInt64(index)) }
         XCTAssertEqual(log.lastSeq, 15)
-        // Nobody asked: the sync thread has nothing to do however long it is given.
-        usleep(100_000)
+        // Nobody asked: the sync threads, which only wake when asked, were not.
+        XCTAssertEqual(log.syncKicks, kicks, "an append alone asks the sync threads for nothing")
         XCTAssertEqual(log.durableSeq, 5, "an append alone is not made durable")
         XCTAssertEqual(hooks.durableSeqs, [], "onDurable is not called for what nobody asked")
         XCTAssertEqual(try readAll(directory).seqs, Array(1...5), "an append alone writes nothing to the file")
@@ -195,6 +196,7 @@ final class OnDemandSyncTests: XCTestCase {
         try makeLog(directory, count: 5)
         let hooks = LogHooks()
         let log = try EventLog.open(directory.path, options: hooks.options())
+        let kicks = log.syncKicks
         for index in 6...15 { try append(log, index) }
         try log.write()
         // Written: on the file (page cache) with the whole chain...
@@ -208,8 +210,9 @@ final class OnDemandSyncTests: XCTestCase {
         XCTAssertNil(reopened.recovery.tornTail)
         try reopened.close()
         XCTAssertTrue(try EventLog.verify(copy.path).isOK)
-        // ...but not durable: no fdatasync was asked for.
-        usleep(100_000)
+        // ...but not durable: no fdatasync was asked for (the sync threads,
+        // which only wake when asked, were not).
+        XCTAssertEqual(log.syncKicks, kicks, "a write asks the sync threads for nothing")
         XCTAssertEqual(log.durableSeq, 5)
         XCTAssertEqual(hooks.durableSeqs, [])
         // A write with nothing new appended is harmless.
@@ -277,13 +280,17 @@ final class OnDemandSyncTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(try readAll(directory).seqs.count, 23)
         eventually("onDurable reports 23 or more") { (hooks.durableSeqs.last ?? 0) >= 23 }
 
-        // A demand for a seq nobody appended yet returns at once (it would
-        // hang if commit waited) and makes nothing up.
-        log.commit(through: 1_000)
-        // Already durable: nothing to do, no new report.
+        // Already durable: nothing to do, the sync threads are not even asked.
         let reports = hooks.durableSeqs.count
+        let kicks = log.syncKicks
         log.commit(through: 5)
-        usleep(50_000)
+        XCTAssertEqual(log.syncKicks, kicks)
+        // A demand for a seq nobody appended yet returns at once (it would
+        // hang if commit waited) and makes nothing up: once a sync thread
+        // has looked at it, nothing more is durable and nothing was reported.
+        log.commit(through: 1_000)
+        let asked = log.syncKicks
+        eventually("a sync thread looked at the demand") { log.syncKicksServed >= asked }
         XCTAssertEqual(log.durableSeq, 25, "durableSeq never passes what was appended")
         XCTAssertEqual(hooks.durableSeqs.count, reports, "nothing new became durable, nothing was reported")
 
