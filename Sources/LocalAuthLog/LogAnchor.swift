@@ -157,10 +157,9 @@ public struct FileAnchors: AnchorStore {
 
     public func record(_ anchor: LogAnchor, stateDirectory: String, event: String) {
         let line = Array("\(Anchors.identity(stateDirectory))\t\(anchor.seq)\t\(anchor.chainHead.hex)\t\(event)\n".utf8)
-        let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return }
-        defer { close(fd) }
-        _ = line.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        _ = fsync(fd)
+        guard let fd = try? FileDescriptor.open(path, .writeOnly, options: [.append, .create]) else { return }
+        defer { try? fd.close() }
+        try? fd.writeAll(line)
+        try? fd.fsync()
     }
 }

@@ -67,7 +67,7 @@ struct SegmentFile {
     }
 
     private func named(_ error: SystemError) -> SystemError {
-        error.path == nil ? SystemError(call: error.call, errno: error.errno, path: path) : error
+        error.path == nil ? error.about(path) : error
     }
 }
 

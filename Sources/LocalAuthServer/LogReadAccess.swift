@@ -65,7 +65,8 @@ enum LogReadAccess {
         if gids.isEmpty, !hasGrant(stateDirectory), !hasGrant(stateDirectory + "/log") { return 0 }
         var granted = 0
         let traverse = Dictionary(uniqueKeysWithValues: gids.map { ($0, UInt16(1)) })
-        if set(stateDirectory, owner: 7, owningGroup: 0, groups: traverse, other: 0, problem: problem, revokedMode: 0o700) {
+        if set(stateDirectory, isDirectory: true, owner: 7, owningGroup: 0, groups: traverse, other: 0, problem: problem,
+               revokedMode: 0o700) {
             granted += 1
         }
         for name in readDirectories {
@@ -75,7 +76,8 @@ enum LogReadAccess {
                 continue
             }
             let read = Dictionary(uniqueKeysWithValues: gids.map { ($0, UInt16(5)) })
-            if set(directory, owner: 7, owningGroup: 5, groups: read, other: 0, inherited: true, problem: problem) { granted += 1 }
+            if set(directory, isDirectory: true, owner: 7, owningGroup: 5, groups: read, other: 0, inherited: true,
+                   problem: problem) { granted += 1 }
             let entries: [String]
             do throws(SystemError) { entries = try Directory.entries(directory) } catch {
                 problem(error)
@@ -96,13 +98,13 @@ enum LogReadAccess {
     /// group, removes the ACLs, and sets `revokedMode` when one was there.
     /// True when the grant is in place.
     private static func set(
-        _ path: String, owner: UInt16, owningGroup: UInt16, groups: [UInt32: UInt16], other: UInt16,
+        _ path: String, isDirectory: Bool = false, owner: UInt16, owningGroup: UInt16, groups: [UInt32: UInt16], other: UInt16,
         inherited: Bool = false, problem: (SystemError) -> Void, revokedMode: mode_t? = nil
     ) -> Bool {
         let fd: FileDescriptor
         do throws(SystemError) {
-            // O_NONBLOCK: a FIFO planted here must not hang the start.
-            fd = try FileDescriptor.open(path, .readOnly, options: [.noFollow, .init(rawValue: O_NONBLOCK)])
+            // Never followed; a FIFO or device planted here is refused unopened (FileDescriptor.open).
+            fd = try FileDescriptor.open(path, .readOnly, options: isDirectory ? [.noFollow, .directory] : [.noFollow])
         } catch {
             if error.errno != ENOENT { problem(error) }  // gone since the listing: a snapshot replaced
             return false
@@ -120,18 +122,20 @@ enum LogReadAccess {
             if inherited { try fd.setACL(acl, .default) }
             return true
         } catch {
-            problem(SystemError(call: error.call, errno: error.errno, path: path))
+            problem(error.about(path))
             return false
         }
     }
 
-    private static func hasGrant(_ path: String) -> Bool {
-        ((try? AccessControlList.read(path, .access)) ?? nil)?.groups.isEmpty == false
+    private static func hasGrant(_ directory: String) -> Bool {
+        guard let fd = try? FileDescriptor.open(directory, .readOnly, options: [.noFollow, .directory]) else { return false }
+        defer { try? fd.close() }
+        return ((try? fd.acl(.access)) ?? nil)?.groups.isEmpty == false
     }
 
     private static func isRegularFile(_ path: String) -> Bool {
-        var info = stat()
-        return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
+        guard let status = File.status(path, followingLinks: false) else { return false }
+        return !status.isDirectory && !status.isSpecial
     }
 }
 

@@ -1,29 +1,33 @@
 // Directory: creating directory trees, listing entries, and fsync of a
 // directory (which makes a create, rename or unlink inside it durable).
+// Paths are walked by PathWalk: no symlink another user placed is followed.
 import Glibc
 
 public enum Directory {
     /// mkdir -p: creates `path` and missing parents with exactly `mode`
-    /// (chmod after mkdir, so the umask does not narrow it). Existing
+    /// (fchmod after mkdirat, so the umask does not narrow it). Existing
     /// directories are left as they are.
     public static func create(_ path: String, mode: mode_t = 0o755) throws(SystemError) {
-        var prefix = path.hasPrefix("/") ? "/" : ""
-        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
-            prefix += prefix.isEmpty || prefix.hasSuffix("/") ? String(component) : "/" + component
-            if mkdir(prefix, mode) == 0 {
-                try File.chmod(prefix, mode)
-                continue
-            }
-            let code = errno
-            var info = stat()
-            if code == EEXIST, stat(prefix, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { continue }
-            throw SystemError(call: "mkdir", errno: code, path: prefix)
-        }
+        let fd = try PathWalk.directory(path, creating: mode)
+        try? fd.close()
     }
 
     /// The names in `path`, without "." and "..", sorted bytewise.
     public static func entries(_ path: String) throws(SystemError) -> [String] {
-        guard let stream = opendir(path) else { throw .current("opendir", path: path) }
+        let fd: FileDescriptor
+        do throws(SystemError) { fd = try FileDescriptor.open(path, .readOnly, options: .directory) } catch {
+            throw SystemError(call: "opendir", errno: error.errno, path: path, reason: error.reason)
+        }
+        return try entries(of: fd, path: path)
+    }
+
+    /// The names in the open directory `fd` (which this call closes).
+    public static func entries(of fd: FileDescriptor, path: String) throws(SystemError) -> [String] {
+        guard let stream = fdopendir(fd.rawValue) else {
+            let failure = SystemError.current("opendir", path: path)
+            try? fd.close()
+            throw failure
+        }
         defer { closedir(stream) }
         var names: [String] = []
         while true {
@@ -47,7 +51,7 @@ public enum Directory {
         do throws(SystemError) {
             try fd.fsync()
         } catch {
-            throw SystemError(call: error.call, errno: error.errno, path: path)
+            throw error.about(path)
         }
     }
 }

@@ -1,12 +1,17 @@
 // File: path-level calls on regular files (existence, whole-file reads,
 // rename, unlink, ownership). Descriptor-level calls are on FileDescriptor.
+// Each finds its file through PathWalk and acts on it relative to its
+// directory's descriptor, never following a symlink that another user could
+// have placed (issue 27 item 2).
 import Glibc
 
 public enum File {
-    /// Whether `path` exists (following symlinks).
+    /// Whether `path` exists (following symlinks where PathWalk does; a
+    /// symlink it does not follow exists as itself).
     public static func exists(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0
+        guard let (directory, name) = try? PathWalk.parent(path, followingFinal: true) else { return false }
+        defer { try? directory.close() }
+        return PathWalk.status(directory, name) != nil
     }
 
     /// The whole file, failing with EFBIG when it is larger than `maxSize`.
@@ -31,35 +36,47 @@ public enum File {
                     return 0
                 }
             }
-            if let failure { throw SystemError(call: failure.call, errno: failure.errno, path: path) }
+            if let failure { throw failure.about(path) }
             bytes.removeLast(want - got)
             if bytes.count > maxSize { throw SystemError(call: "read", errno: EFBIG, path: path) }
             if got == 0 { return bytes }
         }
     }
 
-    /// rename(2): atomically replaces `destination`.
+    /// renameat(2): atomically replaces `destination` (neither end is followed).
     public static func rename(_ source: String, to destination: String) throws(SystemError) {
-        _ = try retryOnInterrupt("rename", path: source) { Glibc.rename(source, destination) }
+        let (from, fromName) = try PathWalk.parent(source, followingFinal: false)
+        defer { try? from.close() }
+        let (to, toName) = try PathWalk.parent(destination, followingFinal: false)
+        defer { try? to.close() }
+        _ = try retryOnInterrupt("rename", path: source) { renameat(from.rawValue, fromName, to.rawValue, toName) }
     }
 
-    /// unlink(2).
+    /// unlinkat(2) (a symlink is removed, not followed).
     public static func unlink(_ path: String) throws(SystemError) {
-        _ = try retryOnInterrupt("unlink", path: path) { Glibc.unlink(path) }
+        let (directory, name) = try PathWalk.parent(path, followingFinal: false)
+        defer { try? directory.close() }
+        _ = try retryOnInterrupt("unlink", path: path) { unlinkat(directory.rawValue, name, 0) }
     }
 
-    /// chmod(2).
+    /// fchmodat(2) with AT_SYMLINK_NOFOLLOW: a symlink PathWalk did not
+    /// follow is refused, never chmod'ed through.
     public static func chmod(_ path: String, _ mode: mode_t) throws(SystemError) {
-        _ = try retryOnInterrupt("chmod", path: path) { Glibc.chmod(path, mode) }
+        let (directory, name) = try PathWalk.parent(path, followingFinal: true)
+        defer { try? directory.close() }
+        try refuseUnfollowedLink(directory, name, call: "chmod", path: path)
+        _ = try retryOnInterrupt("chmod", path: path) { fchmodat(directory.rawValue, name, mode, AT_SYMLINK_NOFOLLOW) }
     }
 
-    /// chown(2) (lchown(2) with `followingLinks: false`: a link itself); pass
-    /// `UInt32.max` (-1) to leave the owner or group unchanged.
+    /// fchownat(2) with AT_SYMLINK_NOFOLLOW (`followingLinks: false`: a
+    /// symlink at the end is itself changed); pass `UInt32.max` (-1) to leave
+    /// the owner or group unchanged.
     public static func chown(_ path: String, uid: uid_t, gid: gid_t, followingLinks: Bool = true) throws(SystemError) {
-        if followingLinks {
-            _ = try retryOnInterrupt("chown", path: path) { Glibc.chown(path, uid, gid) }
-        } else {
-            _ = try retryOnInterrupt("lchown", path: path) { Glibc.lchown(path, uid, gid) }
+        let (directory, name) = try PathWalk.parent(path, followingFinal: followingLinks)
+        defer { try? directory.close() }
+        if followingLinks { try refuseUnfollowedLink(directory, name, call: "chown", path: path) }
+        _ = try retryOnInterrupt(followingLinks ? "chown" : "lchown", path: path) {
+            fchownat(directory.rawValue, name, uid, gid, AT_SYMLINK_NOFOLLOW)
         }
     }
 
@@ -68,19 +85,33 @@ public enum File {
         public var uid: uid_t
         public var gid: gid_t
         public var isDirectory: Bool
+        /// Neither a directory nor a regular file (a symlink, FIFO, socket or device).
+        public var isSpecial: Bool
     }
 
-    /// stat(2) (lstat(2) with `followingLinks: false`); nil when it fails.
+    /// fstatat(2) (`followingLinks: false`: a symlink at the end as itself); nil when it fails.
     public static func status(_ path: String, followingLinks: Bool = true) -> Status? {
-        var info = stat()
-        guard (followingLinks ? stat(path, &info) : lstat(path, &info)) == 0 else { return nil }
-        return Status(uid: info.st_uid, gid: info.st_gid, isDirectory: info.st_mode & S_IFMT == S_IFDIR)
+        guard let (directory, name) = try? PathWalk.parent(path, followingFinal: followingLinks) else { return nil }
+        defer { try? directory.close() }
+        guard let info = PathWalk.status(directory, name) else { return nil }
+        let type = info.st_mode & S_IFMT
+        return Status(uid: info.st_uid, gid: info.st_gid, isDirectory: type == S_IFDIR,
+                      isSpecial: type != S_IFDIR && type != S_IFREG)
     }
 
-    /// st_mode's permission bits (lstat: a symlink's own).
+    /// st_mode's permission bits (a symlink's own).
     public static func permissions(_ path: String) throws(SystemError) -> mode_t {
+        let (directory, name) = try PathWalk.parent(path, followingFinal: false)
+        defer { try? directory.close() }
         var info = stat()
-        _ = try retryOnInterrupt("lstat", path: path) { lstat(path, &info) }
+        _ = try retryOnInterrupt("lstat", path: path) { fstatat(directory.rawValue, name, &info, AT_SYMLINK_NOFOLLOW) }
         return info.st_mode & 0o7777
+    }
+
+    /// A call that follows symlinks meets one PathWalk would not follow: ELOOP.
+    private static func refuseUnfollowedLink(_ directory: FileDescriptor, _ name: String, call: String, path: String) throws(SystemError) {
+        if let info = PathWalk.status(directory, name), info.st_mode & S_IFMT == S_IFLNK {
+            throw SystemError(call: call, errno: ELOOP, path: path, reason: PathWalk.unfollowed(path).reason)
+        }
     }
 }

@@ -39,14 +39,49 @@ public struct FileDescriptor: RawRepresentable, Hashable, Sendable, CustomString
         public static let noFollow = OpenOptions(rawValue: O_NOFOLLOW)
     }
 
-    /// open(2) with O_CLOEXEC; `permissions` applies when the file is created
-    /// (less the umask).
+    /// openat(2) with O_CLOEXEC and O_NOFOLLOW on the last component of
+    /// `path`, found by PathWalk (no symlink is followed in a directory
+    /// another user can change; `.noFollow` follows none at the end);
+    /// `permissions` applies when the file is created (less the umask).
+    /// Without `.directory` the file must be a regular file: it is opened
+    /// with O_NONBLOCK, so that a FIFO or a device put in its place cannot
+    /// hang the open, and refused when fstat says it is anything else
+    /// (issue 27 item 11). O_NONBLOCK stays set: it changes nothing for a
+    /// regular file.
     public static func open(
         _ path: String, _ access: AccessMode, options: OpenOptions = [], permissions: mode_t = 0o600
     ) throws(SystemError) -> FileDescriptor {
-        let flags = access.flags | options.rawValue | O_CLOEXEC
-        let fd = try retryOnInterrupt("open", path: path) { Glibc.open(path, flags, permissions) }
-        return FileDescriptor(rawValue: fd)
+        let (directory, name) = try PathWalk.parent(path, followingFinal: !options.contains(.noFollow))
+        defer { try? directory.close() }
+        return try openat(directory, name, access, options: options, permissions: permissions, path: path)
+    }
+
+    /// The same, for `name` in the open `directory` (`path` names it in errors).
+    public static func openat(
+        _ directory: FileDescriptor, _ name: String, _ access: AccessMode, options: OpenOptions = [],
+        permissions: mode_t = 0o600, path: String? = nil
+    ) throws(SystemError) -> FileDescriptor {
+        let isDirectory = options.contains(.directory)
+        let flags = access.flags | options.rawValue | O_CLOEXEC | O_NOFOLLOW | (isDirectory ? 0 : O_NONBLOCK)
+        let raw: Int32
+        do throws(SystemError) {
+            raw = try retryOnInterrupt("open", path: path ?? name) { Glibc.openat(directory.rawValue, name, flags, permissions) }
+        } catch where error.errno == ELOOP
+            || (error.errno == ENOTDIR && PathWalk.status(directory, name).map { $0.st_mode & S_IFMT == S_IFLNK } == true) {
+            throw PathWalk.unfollowed(path ?? name)
+        } catch where error.errno == ENXIO && !isDirectory {
+            // O_NONBLOCK | O_WRONLY on a FIFO nobody reads, or a device without its driver.
+            throw SystemError(call: "open", errno: ENXIO, path: path ?? name, reason: "not a regular file")
+        }
+        let fd = FileDescriptor(rawValue: raw)
+        if !isDirectory {
+            var info = stat()
+            guard fstat(fd.rawValue, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+                try? fd.close()
+                throw SystemError(call: "open", errno: EINVAL, path: path ?? name, reason: "not a regular file")
+            }
+        }
+        return fd
     }
 
     /// A second descriptor for the same open file (F_DUPFD_CLOEXEC): its

@@ -11,11 +11,20 @@ public struct SystemError: Error, CustomStringConvertible, Hashable, Sendable {
     public let errno: Int32
     /// The path the call was about, if any.
     public let path: String?
+    /// Why, when strerror would mislead (a file refused for what it is:
+    /// a symlink another user placed, a FIFO where a file belongs).
+    public let reason: String?
 
-    public init(call: String, errno: Int32, path: String? = nil) {
+    public init(call: String, errno: Int32, path: String? = nil, reason: String? = nil) {
         self.call = call
         self.errno = errno
         self.path = path
+        self.reason = reason
+    }
+
+    /// The same error about `path`.
+    public func about(_ path: String) -> SystemError {
+        SystemError(call: call, errno: errno, path: path, reason: reason)
     }
 
     /// The error for `call` from the thread's current errno.
@@ -25,6 +34,7 @@ public struct SystemError: Error, CustomStringConvertible, Hashable, Sendable {
 
     /// strerror(errno), e.g. "Input/output error".
     public var message: String {
+        if let reason { return reason }
         // Swift sees the XSI strerror_r, which fills `buffer` and returns 0.
         var buffer = [CChar](repeating: 0, count: 256)
         let rc = buffer.withUnsafeMutableBufferPointer { strerror_r(errno, $0.baseAddress!, $0.count) }

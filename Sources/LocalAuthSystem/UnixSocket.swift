@@ -10,26 +10,35 @@ public enum UnixSocket {
     /// left by an earlier run (nobody accepts on it) is removed; a socket
     /// somebody listens on is EADDRINUSE and any other file EEXIST, never
     /// deleted: a second daemon must not take the first one's clients.
+    ///
+    /// The socket is bound relative to its directory's descriptor
+    /// (`/proc/self/fd/N/NAME`, N found by PathWalk), and made with exactly
+    /// `mode` by the umask in force during bind(2): nothing is chmod'ed by
+    /// path afterwards, so no symlink swapped in after the bind can turn the
+    /// chmod onto another file (issue 27 item 2). The umask is the
+    /// process's: a file another thread creates in those microseconds gets
+    /// at most `mode`'s complement cleared, and this layer's own files set
+    /// their modes with fchmod anyway.
     public static func listen(path: String, mode: mode_t = 0o666, backlog: Int32 = 128) throws(SystemError) -> FileDescriptor {
-        var info = stat()
-        if lstat(path, &info) == 0 {
+        let (directory, name) = try PathWalk.parent(path, followingFinal: false)
+        defer { try? directory.close() }
+        if let info = PathWalk.status(directory, name) {
             guard info.st_mode & S_IFMT == S_IFSOCK else { throw SystemError(call: "bind", errno: EEXIST, path: path) }
             if isListening(path) { throw SystemError(call: "bind", errno: EADDRINUSE, path: path) }
-            try File.unlink(path)
+            _ = try retryOnInterrupt("unlink", path: path) { unlinkat(directory.rawValue, name, 0) }
         }
         let fd = try socket(nonBlocking: true)
         do throws(SystemError) {
-            var address = try address(path)
+            var address = try address("/proc/self/fd/\(directory.rawValue)/\(name)")
+            let previous = umask(~mode & 0o777)
             let rc = withUnsafePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                     bind(fd.rawValue, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
                 }
             }
-            if rc != 0 { throw SystemError.current("bind", path: path) }
-            // Between bind and chmod the socket has the umask's mode; the
-            // daemon's runtime directory (or systemd's socket unit) is what
-            // keeps strangers out in that window.
-            try File.chmod(path, mode)
+            let code = errno
+            umask(previous)
+            if rc != 0 { throw SystemError(call: "bind", errno: code, path: path) }
             _ = try retryOnInterrupt("listen", path: path) { Glibc.listen(fd.rawValue, backlog) }
             return fd
         } catch {
@@ -59,8 +68,9 @@ public enum UnixSocket {
         let device: UInt64, inode: UInt64
 
         public init?(path: String) {
-            var info = stat()
-            guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFSOCK else { return nil }
+            guard let (directory, name) = try? PathWalk.parent(path, followingFinal: false) else { return nil }
+            defer { try? directory.close() }
+            guard let info = PathWalk.status(directory, name), info.st_mode & S_IFMT == S_IFSOCK else { return nil }
             device = UInt64(info.st_dev)
             inode = UInt64(info.st_ino)
         }

@@ -11,6 +11,8 @@ struct RepairCommand: Command {
         socket. Keeps a copy of everything it
         cuts in DIR/repair-<time>/, then appends a log-repaired event, which leaves
         every user locked out of biometry until a passcode success (S-41).
+        Run by root on a DIR another user owns (the daemon's), it works as
+        that user.
         """
     static let isLive = false
     static let options = [StateDirectoryOption.spec, SocketOption.spec]
@@ -36,13 +38,26 @@ struct RepairCommand: Command {
         for path in sockets where Self.daemonAnswers(path) {
             throw CommandFailure("localauthd is running (it answers on \(path)); stop it first (systemctl stop localauthd)")
         }
+        // Recorded as who repaired: the caller, before any change of user.
+        let by = Accounts.currentUID()
+        // Root repairing a directory another user owns does it as that user
+        // (issue 27 item 2): every file it makes is theirs without a chown
+        // walk, and nothing they place here can turn root's calls onto
+        // root's files.
+        do throws(SystemError) { _ = try ProcessSettings.becomeOwner(of: directory) } catch {
+            throw CommandFailure("Failed to act as the owner of \(directory): \(error)")
+        }
         // The daemon holds an exclusive flock on <dir>/lock while it runs.
-        let lock = try? FileDescriptor.open(directory + "/lock", .readWrite, options: [.create], permissions: 0o600)
-        defer { try? lock?.close() }
-        if let lock, (try? FileLock.tryExclusive(lock)) != true {
+        let lock: FileDescriptor
+        do throws(SystemError) {
+            lock = try FileDescriptor.open(directory + "/lock", .readWrite, options: [.create], permissions: 0o600)
+        } catch {
+            throw CommandFailure("Failed to open \(directory)/lock, which tells whether localauthd runs: \(error)")
+        }
+        defer { try? lock.close() }
+        if (try? FileLock.tryExclusive(lock)) != true {
             throw CommandFailure("localauthd is running on \(directory) (it holds \(directory)/lock); stop it first")
         }
-        let by = Accounts.currentUID()
         let report: RepairReport
         do throws(LogError) {
             report = try EventLog.repair(directory, time: WallClock.nowMicros()) { firstLostSeq, kept in
@@ -61,7 +76,6 @@ struct RepairCommand: Command {
         }
         Console.out(report.message)
         if report.repaired, let kept = report.keptIn, report.problem == nil { Console.out("Kept: \(kept)") }
-        Self.giveBack(directory)
         return 0
     }
 
@@ -71,20 +85,6 @@ struct RepairCommand: Command {
         return bytes.split(separator: UInt8(ascii: "\n")).compactMap { line in
             line.firstIndex(of: UInt8(ascii: ":")).flatMap { UserID(String(decoding: line[line.startIndex..<$0], as: UTF8.self)) }
         }.sorted()
-    }
-
-    /// Files written here by root (repair runs as root) go to the directory's
-    /// owner, so that the daemon's own user can still write its log.
-    static func giveBack(_ directory: String) {
-        guard let owner = File.status(directory), owner.uid != Accounts.currentUID() else { return }
-        func walk(_ path: String) {
-            guard let info = File.status(path, followingLinks: false) else { return }
-            if info.uid != owner.uid { try? File.chown(path, uid: owner.uid, gid: owner.gid, followingLinks: false) }
-            guard info.isDirectory, let entries = try? Directory.entries(path) else { return }
-            for entry in entries { walk(path + "/" + entry) }
-        }
-        guard let entries = try? Directory.entries(directory) else { return }
-        for entry in entries { walk(directory + "/" + entry) }
     }
 
     /// Whether something answers `ping` on `path` within a second.

@@ -67,7 +67,7 @@ final class FileTests: XCTestCase {
         try Directory.fsync(nested)
         try AtomicFile.write(nested + "/file", bytes: [1])
         XCTAssertThrowsError(try Directory.create(nested + "/file/z")) { error in
-            XCTAssertEqual(error as? SystemError, SystemError(call: "mkdir", errno: EEXIST, path: nested + "/file"))
+            XCTAssertEqual(error as? SystemError, SystemError(call: "open", errno: ENOTDIR, path: nested + "/file/z"))
         }
     }
 

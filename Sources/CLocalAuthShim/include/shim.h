@@ -25,6 +25,14 @@ int la_peer_credentials(int fd, int32_t *pid, uint32_t *uid, uint32_t *gid);
 /// accept4(fd, NULL, NULL, flags); flags from LA_SOCK_NONBLOCK | LA_SOCK_CLOEXEC.
 int la_accept4(int fd, int flags);
 
+// MARK: Paths and credentials (credentials.c)
+
+#define LA_O_PATH 010000000
+
+/// setgroups(groups), then setresgid and setresuid all to gid and uid, and
+/// a check that no saved id is left: 0, or -1 with errno.
+int la_become(uint32_t uid, uint32_t gid, const uint32_t *groups, int count);
+
 // MARK: epoll (epoll.c)
 
 #define LA_EPOLLIN 0x001u
