@@ -1,8 +1,10 @@
 // The builtin passcode backend's store: one yescrypt hash per uid with a set
-// passcode, in `<StateDirectory>/passcodes` (mode 0600), replaced atomically
+// passcode, in `<StateDirectory>/passcodes` (mode 0600; its format and the
+// one reading of it are LocalAuthLog's PasscodeStoreFile), replaced atomically
 // (temp file, fsync, rename, fsync dir). Only hashes of *set* passcodes are
 // ever written (S-39); wrong attempts leave no trace on disk.
 import LocalAuthCore
+import LocalAuthLog
 import LocalAuthSystem
 
 struct PasscodeFile {
@@ -10,16 +12,9 @@ struct PasscodeFile {
     private(set) var hashes: [UserID: String] = [:]
 
     init(directory: String) throws {
-        path = directory + "/passcodes"
-        guard File.exists(path) else { return }
-        let bytes = try File.read(path, maxSize: 64 << 20)
-        for (number, line) in bytes.split(separator: UInt8(ascii: "\n")).enumerated() {
-            let text = String(decoding: line, as: UTF8.self)
-            let parts = text.split(separator: ":", maxSplits: 1)
-            guard parts.count == 2, let uid = UserID(parts[0]), parts[1].hasPrefix("$") else {
-                throw StoreError("\(path):\(number + 1): malformed passcode entry")
-            }
-            hashes[uid] = String(parts[1])
+        path = PasscodeStoreFile.path(directory)
+        do { hashes = try PasscodeStoreFile.read(directory) } catch let malformed as PasscodeStoreFile.Malformed {
+            throw StoreError(malformed.description)
         }
     }
 
@@ -28,9 +23,7 @@ struct PasscodeFile {
     mutating func set(_ hash: String?, for uid: UserID) throws {
         var next = hashes
         next[uid] = hash
-        var text = ""
-        for key in next.keys.sorted() { text += "\(key):\(next[key]!)\n" }
-        try AtomicFile.write(path, bytes: Array(text.utf8), mode: 0o600)
+        try AtomicFile.write(path, bytes: Array(PasscodeStoreFile.text(next).utf8), mode: 0o600)
         hashes = next
     }
 }

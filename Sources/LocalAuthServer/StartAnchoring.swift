@@ -26,36 +26,23 @@ enum StartAnchoring {
                       accept: Bool) throws -> Command? {
         let directory = log.directory
         let lastSeq = log.lastSeq
-        var evidence: (journalSeq: UInt64, what: String)?
-        // The builtin store only: it lives in the state directory and only the
-        // daemon writes it (Backend=shadow reads the system's passwords).
-        if lastSeq == 0, passcodes is BuiltinPasscodes, !passcodes.users.isEmpty {
-            evidence = (0, "the event log is empty but the passcode store holds \(passcodes.users.count) passcode(s): "
-                + "the log was removed or emptied")
-        }
+        var anchor: (LogAnchor, store: String)?
         switch anchors {
         case .failure(let why):
             DaemonLog.warning("The event log's head is not anchored: \(why). A rollback or truncation of \(directory) "
                 + "cannot be detected (S-49).", id: .anchorUnavailable)
         case .success(let store):
             do throws(AnchorUnavailable) {
-                if let anchor = try store.newest(stateDirectory: directory) {
-                    switch log.compare(with: anchor) {
-                    case .holds:
-                        break
-                    case .behind(let logSeq):
-                        evidence = (anchor.seq, "the event log ends at seq \(logSeq), behind the head recorded in \(store.name) "
-                            + "(\(anchor)): the state directory was restored from an older copy or the log was cut")
-                    case .diverges(let head):
-                        evidence = (anchor.seq, "the event log's chain head at seq \(anchor.seq) is \(head.hex.prefix(16))…, not the one "
-                            + "recorded in \(store.name) (\(anchor)): the log was rewritten")
-                    }
-                }
+                if let newest = try store.newest(stateDirectory: directory) { anchor = (newest, store.name) }
             } catch {
                 DaemonLog.warning("The event log's head cannot be compared with its anchors: \(error). A rollback or "
                     + "truncation of \(directory) cannot be detected (S-49).", id: .anchorUnavailable)
             }
         }
+        // The builtin store only: it lives in the state directory and only the
+        // daemon writes it (Backend=shadow reads the system's passwords).
+        let stored = passcodes is BuiltinPasscodes ? passcodes.users.count : 0
+        let evidence = RollbackEvidence.judge(log, storedPasscodes: stored, anchor: anchor)
         guard let evidence else {
             if accept { DaemonLog.notice("--accept-log-rollback: the log is not behind its anchor; nothing to accept.") }
             return nil

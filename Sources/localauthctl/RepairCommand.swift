@@ -79,12 +79,9 @@ struct RepairCommand: Command {
         return 0
     }
 
-    /// The uids of the builtin passcode store (`<dir>/passcodes`, "uid:hash" lines).
+    /// The uids of the builtin passcode store (PasscodeStoreFile).
     static func storedPasscodeUsers(_ directory: String) -> [UserID] {
-        guard let bytes = try? File.read(directory + "/passcodes", maxSize: 64 << 20) else { return [] }
-        return bytes.split(separator: UInt8(ascii: "\n")).compactMap { line in
-            line.firstIndex(of: UInt8(ascii: ":")).flatMap { UserID(String(decoding: line[line.startIndex..<$0], as: UTF8.self)) }
-        }.sorted()
+        ((try? PasscodeStoreFile.read(directory)) ?? [:]).keys.sorted()
     }
 
     /// Whether something answers `ping` on `path` within a second.

@@ -19,7 +19,9 @@ struct VerifyCommand: Command {
         SHA-256 is checked against its snapshot-recorded event and its state
         against the log replayed to its seq. --journal also compares the log's
         head with the newest one the daemon recorded in the journal (a log behind
-        it was rolled back or cut). Read-only: safe on a live state directory or a copy.
+        it was rolled back or cut). Whatever the flag, the log is judged as the
+        daemon's start judges it: an emptied log beside a passcode store that
+        holds passcodes fails. Read-only: safe on a live state directory or a copy.
         """
     static let isLive = false
     static let journalSpec = OptionSpec("--journal", help: "compare the log with the newest head recorded in the journal")
@@ -68,10 +70,10 @@ struct VerifyCommand: Command {
                 + (report.snapshotProblems.contains(where: \.beyondLog) ? " and records that events were lost" : ""))
             return 1
         }
-        let anchored = journal ? compareWithAnchor(directory) : .notAsked
+        let anchored = judgeAsAtStart(directory)
         if case .failed(let message) = anchored {
             Console.out("FAILED: \(message)")
-            Console.error("localauthctl: the log was rolled back, cut or rewritten since the daemon last recorded its head; "
+            Console.error("localauthctl: the log was rolled back, cut, emptied or rewritten since the daemon last recorded it; "
                 + "the daemon refuses it unless started once with 'localauthd --accept-log-rollback'")
             return 1
         }
@@ -93,36 +95,55 @@ struct VerifyCommand: Command {
 
     enum Anchored { case notAsked, note(String), holds(String), failed(String) }
 
-    /// The log against the newest anchor of `directory` (written by the
-    /// daemon, whose uid owns the state directory).
-    func compareWithAnchor(_ directory: String) -> Anchored {
-        let uid = File.status(directory)?.uid ?? Accounts.currentUID()
-        let store: AnchorStore
-        switch Anchors.current(uid: uid) {
-        case .failure(let why): return .note("not compared: \(why); the log's head is not anchored")
-        case .success(let found): store = found
-        }
-        let anchor: LogAnchor
-        do throws(AnchorUnavailable) {
-            guard let newest = try store.newest(stateDirectory: directory) else {
-                return .note("no head of \(Anchors.identity(directory)) recorded in \(store.name): nothing to compare")
+    /// The daemon's judgement at a start (S-49, RollbackEvidence), with the
+    /// newest anchor of `directory` when `--journal` asks for it (written by
+    /// the daemon, whose uid owns the state directory): an emptied log beside
+    /// a builtin passcode store that holds passcodes fails without it.
+    func judgeAsAtStart(_ directory: String) -> Anchored {
+        let builtin = ((try? InstalledConfiguration.load())?.passcode.backend ?? .builtin) == .builtin
+        var stored = 0
+        if builtin {
+            do { stored = try PasscodeStoreFile.read(directory).count } catch {
+                return .failed("the passcode store cannot be read (\(error)); the daemon does not start on it")
             }
-            anchor = newest
-        } catch {
-            return .note("not compared: \(error)")
+        }
+        var anchor: (LogAnchor, store: String)?
+        var note: Anchored = .notAsked
+        if journal {
+            switch readAnchor(directory) {
+            case .success(let found): anchor = found
+            case .failure(let why): note = why.anchored
+            }
         }
         let log: EventLog
         do throws(LogError) { log = try EventLog.open(directory, options: .init(readOnly: true)) } catch {
-            return .failed("the log cannot be opened to compare with \(store.name): \(error)")
+            return .failed("the log cannot be opened to judge it as the daemon's start does: \(error)")
         }
-        switch log.compare(with: anchor) {
-        case .holds:
-            return .holds("the log holds the head recorded in \(store.name) (\(anchor))")
-        case .behind(let logSeq):
-            return .failed("the log ends at seq \(logSeq), behind the head recorded in \(store.name) (\(anchor))")
-        case .diverges(let head):
-            return .failed("the log's chain head at seq \(anchor.seq) is \(head.hex.prefix(16))…, not the one recorded in "
-                + "\(store.name) (\(anchor))")
+        if let evidence = RollbackEvidence.judge(log, storedPasscodes: stored, anchor: anchor) { return .failed(evidence.what) }
+        guard let (found, store) = anchor else { return note }
+        return .holds("the log holds the head recorded in \(store) (\(found))")
+    }
+
+    /// The newest anchor of `directory`, or the note that says why there is none.
+    func readAnchor(_ directory: String) -> Result<(LogAnchor, store: String), AnchorNote> {
+        let uid = File.status(directory)?.uid ?? Accounts.currentUID()
+        let store: AnchorStore
+        switch Anchors.current(uid: uid) {
+        case .failure(let why): return .failure(AnchorNote(.note("not compared: \(why); the log's head is not anchored")))
+        case .success(let found): store = found
         }
+        do throws(AnchorUnavailable) {
+            guard let newest = try store.newest(stateDirectory: directory) else {
+                return .failure(AnchorNote(.note("no head of \(Anchors.identity(directory)) recorded in \(store.name): nothing to compare")))
+            }
+            return .success((newest, store.name))
+        } catch {
+            return .failure(AnchorNote(.note("not compared: \(error)")))
+        }
+    }
+
+    struct AnchorNote: Error {
+        let anchored: Anchored
+        init(_ anchored: Anchored) { self.anchored = anchored }
     }
 }
