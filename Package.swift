@@ -62,11 +62,12 @@ let package = Package(
         // and CI runs the black-box suites against the release binaries too.
         .target(name: "LocalAuthServer", dependencies: [
             "LocalAuthHex", "LocalAuthCore", "LocalAuthProtocol", "LocalAuthConfig", "LocalAuthSystem", "LocalAuthLog",
+            "LocalAuthKeys",
         ], swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]),
         .executableTarget(name: "localauthd", dependencies: ["LocalAuthServer"]),
 
         // Clients.
-        .target(name: "LocalAuthentication", dependencies: ["LocalAuthHex", "LocalAuthProtocol", "LocalAuthCore"]),
+        .target(name: "LocalAuthentication", dependencies: ["LocalAuthHex", "LocalAuthProtocol", "LocalAuthCore", "LocalAuthKeys"]),
         .executableTarget(name: "localauthctl", dependencies: [
             "LocalAuthentication", "LocalAuthProtocol", "LocalAuthCore", "LocalAuthConfig", "LocalAuthLog",
             "LocalAuthSystem",
@@ -104,7 +105,7 @@ let package = Package(
         .target(name: "LocalAuthTestSupport", dependencies: ["LocalAuthProtocol", "LocalAuthSystem", "LocalAuthSeeded"],
                 path: "Tests/LocalAuthTestSupport"),
         .testTarget(name: "LocalAuthIntegrationTests", dependencies: [
-            "LocalAuthProtocol", "LocalAuthSystem", "LocalAuthTestSupport",
+            "LocalAuthProtocol", "LocalAuthSystem", "LocalAuthTestSupport", "LocalAuthKeys",
         ]),
         .testTarget(name: "LocalAuthSystemdTests", dependencies: [
             "LocalAuthProtocol", "LocalAuthSystem", "LocalAuthTestSupport",
@@ -152,7 +153,7 @@ let package = Package(
         ]),
         .testTarget(name: "LocalAuthReliabilityTests", dependencies: [
             "LocalAuthProtocol", "LocalAuthSystem", "LocalAuthCore", "LocalAuthLog", "LocalAuthConfig",
-            "LocalAuthTestSupport", "LocalAuthFuzzTargets",
+            "LocalAuthTestSupport", "LocalAuthFuzzTargets", "LocalAuthKeys",
         ]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,7 +1,7 @@
 // The hashes Apple's SecKeyAlgorithm names for EC keys (SHA-1 and SHA-2),
 // through libcrypto's EVP one-shot digest. Used by the message signatures
 // (`…message-X962:SHAn`) and by the ANSI X9.63 KDF.
-import COpenSSL
+internal import COpenSSL
 
 public enum Digest: Sendable, Hashable, CaseIterable {
     case sha1, sha224, sha256, sha384, sha512

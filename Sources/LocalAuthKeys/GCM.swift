@@ -3,7 +3,7 @@
 // 16-byte tag and no additional data. LocalAuthSystem's AESGCM is the
 // daemon's at-rest box (AES-256, random 12-byte nonce); this is the
 // primitive under Apple's wire format, shared by the client and the daemon.
-import COpenSSL
+internal import COpenSSL
 
 enum GCM {
     static let tagSize = 16

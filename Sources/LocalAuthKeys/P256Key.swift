@@ -4,7 +4,7 @@
 // Apple's external representation, ANSI X9.63 uncompressed (04 || X || Y,
 // 65 bytes), the only EC form SecKeyCreateWithData and exportBytes use.
 // Signatures are X9.62 DER (SEQUENCE { INTEGER r, INTEGER s }).
-import COpenSSL
+internal import COpenSSL
 
 public enum P256 {
     public static let scalarSize = 32

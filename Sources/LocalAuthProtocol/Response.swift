@@ -12,6 +12,8 @@ public struct Response: Sendable, Equatable {
         case bye = "BYE"
         /// Version 1.1: a `watch`'s state line, on the watch's tag (not final).
         case state = "STATE"
+        /// Version 1.3: one of `right-list`'s rights, on its tag (not final).
+        case right = "RIGHT"
     }
 
     /// The request's tag, or `*`.
@@ -28,11 +30,11 @@ public struct Response: Sendable, Equatable {
     /// OK and ERR end a request; PROMPT does not.
     public var isFinal: Bool { status == .ok || status == .err }
 
-    /// For ERR: the `domain=` (`la` or `protocol`).
+    /// For ERR: the `domain=` (`la`, `protocol`, or v1.3's `sec`).
     public var errorDomain: String? { arguments.value(for: "domain") }
     /// For ERR: the `name=` (an LAError name or a `ProtocolErrorName` wire name).
     public var errorName: String? { arguments.value(for: "name") }
-    /// For `ERR domain=la`: the numeric `code=`.
+    /// For `ERR domain=la` and `domain=sec`: the numeric `code=`.
     public var errorCode: Int? { arguments.value(for: "code").flatMap { Int($0) } }
     public var message: String? { arguments.value(for: "message") }
 
@@ -55,7 +57,7 @@ public struct Response: Sendable, Equatable {
         let statusStart = index
         while index < line.count, line[index] != ASCII.space { index += 1 }
         guard let status = Status(rawValue: Grammar.string(line, statusStart..<index)) else {
-            throw ProtocolError(.badSyntax, "Unknown status in reply: expected OK, ERR, PROMPT, BYE or STATE.")
+            throw ProtocolError(.badSyntax, "Unknown status in reply: expected OK, ERR, PROMPT, BYE, STATE or RIGHT.")
         }
         var scanner = ArgumentScanner(bytes: line, index: index)
         let arguments = try scanner.scanArguments()

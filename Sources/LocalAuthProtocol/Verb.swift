@@ -36,6 +36,12 @@ public enum Verb: String, Sendable, CaseIterable, Hashable {
     case rightAuthorize = "right-authorize"
     case rightDeauthorize = "right-deauthorize"
     case rightSecret = "right-secret"
+    // Version 1.4 additions: the rights' keys.
+    case rightPublicKey = "right-public-key"
+    case rightSign = "right-sign"
+    case rightDecrypt = "right-decrypt"
+    case rightExchange = "right-exchange"
+    case rightList = "right-list"
 
     public var wireName: String { rawValue }
 
@@ -70,6 +76,10 @@ public enum Verb: String, Sendable, CaseIterable, Hashable {
         case .rightRemove: return ["identifier", "all"]
         case .rightAuthorize: return ["ctx", "identifier", "reason", "prompt", "notice"]
         case .rightDeauthorize, .rightSecret: return ["ctx", "identifier"]
+        case .rightPublicKey: return ["identifier"]
+        case .rightSign, .rightDecrypt: return ["ctx", "identifier", "algorithm", "data"]
+        case .rightExchange: return ["ctx", "identifier", "algorithm", "public-key", "requested-size", "shared-info"]
+        case .rightList: return []
         }
     }
 }

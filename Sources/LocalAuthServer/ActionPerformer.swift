@@ -29,6 +29,9 @@ protocol ServerShell: AnyObject {
     func journal(_ entry: JournalEntry)
     /// A passcode check or hash for a worker; `passcodeJobsFinished` brings the result later.
     func runPasscodeJob(token: UInt64, _ job: PasscodeWorkers.Job)
+    /// A right's key operation: nil when a worker took it (`keyJobsFinished`
+    /// brings the result later), else its result now.
+    func runKeyJob(token: UInt64, _ job: KeyJob) -> KeyCompletion?
     /// Stores (nil: removes) a user's passcode record, durably; the
     /// performer hands the core the answer (`passcodeCommitted`).
     func commitPasscode(_ record: String?, for uid: UserID) throws
@@ -51,6 +54,8 @@ protocol ServerShell: AnyObject {
 extension ServerShell {
     func sensor(_ command: SensorCommand) {}
     func reopenLog() throws -> Authenticator { throw CannotReopen() }
+    /// A shell without key workers (the simulator, the core's harnesses) runs it in place.
+    func runKeyJob(token: UInt64, _ job: KeyJob) -> KeyCompletion? { KeyCompletion(token: token, outcome: job.run()) }
     func releaseFreePages() {}
     func hang(seconds: UInt32) {}
 }
@@ -99,6 +104,8 @@ final class ActionPerformer {
             shell.journal(entry)
         case .runPasscodeJob(let token, let job):
             shell.runPasscodeJob(token: token, job)
+        case .runKeyJob(let token, let job):
+            if let done = shell.runKeyJob(token: token, job) { core.keyJobsFinished([done]) }
         case .commitPasscode(let uid, let record):
             do {
                 try shell.commitPasscode(record, for: uid)

@@ -49,6 +49,11 @@ extension ServerCore {
         VerbSpec(verb: .rightAuthorize, handler: { $0.rightAuthorize($1, $2) }),
         VerbSpec(verb: .rightDeauthorize, handler: { $0.rightDeauthorize($1, $2) }),
         VerbSpec(verb: .rightSecret, handler: { $0.rightSecret($1, $2) }),
+        VerbSpec(verb: .rightPublicKey, handler: { $0.rightPublicKey($1, $2) }),
+        VerbSpec(verb: .rightSign, handler: { $0.rightSign($1, $2) }),
+        VerbSpec(verb: .rightDecrypt, handler: { $0.rightDecrypt($1, $2) }),
+        VerbSpec(verb: .rightExchange, handler: { $0.rightExchange($1, $2) }),
+        VerbSpec(verb: .rightList, handler: { $0.rightList($1, $2) }),
     ].map { ($0.verb.rawValue, $0) }
 
     /// What still works while the log cannot record (fail closed).

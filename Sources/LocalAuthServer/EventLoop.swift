@@ -20,6 +20,8 @@ final class EventLoop {
         case snapshots
         /// AdminGroup lookups answered off the loop (S-51).
         case adminLookups
+        /// The rights' key operations (S-81).
+        case keys
     }
 
     let core: ServerCore
@@ -30,6 +32,7 @@ final class EventLoop {
     let signals: SignalFD
     let ticker: TimerFD
     let workers: PasscodeWorkers
+    let keyWorkers: KeyWorkers
     let durabilityWake: EventFD
     let snapshotInbox: SnapshotInbox
     let adminLookups: LookupThread<GroupQuery, Bool>
@@ -63,6 +66,7 @@ final class EventLoop {
         epoll = try Epoll(capacity: 512)
         ticker = try TimerFD()
         workers = try PasscodeWorkers(count: ServerCore.passcodeWorkers)
+        keyWorkers = try KeyWorkers(count: ServerCore.keyWorkerCount)
         adminLookups = try ServerCore.makeAdminLookups()
         core.watchdogInterval = Systemd.watchdogInterval()
         core.testHangSeconds = DaemonLog.testHangSeconds()
@@ -71,6 +75,7 @@ final class EventLoop {
         try epoll.add(signals.fileDescriptor, events: .readable, data: Token.signals.rawValue)
         try epoll.add(ticker.fileDescriptor, events: .readable, data: Token.ticker.rawValue)
         try epoll.add(workers.wake.fileDescriptor, events: .readable, data: Token.passcodes.rawValue)
+        try epoll.add(keyWorkers.wake.fileDescriptor, events: .readable, data: Token.keys.rawValue)
         try epoll.add(durabilityWake.fileDescriptor, events: .readable, data: Token.durability.rawValue)
         try epoll.add(adminLookups.wake.fileDescriptor, events: .readable, data: Token.adminLookups.rawValue)
         try epoll.add(snapshotInbox.wake.fileDescriptor, events: .readable, data: Token.snapshots.rawValue)
@@ -121,6 +126,7 @@ final class EventLoop {
                     deliverSensorReports()
                     core.tick()
                 case Token.passcodes.rawValue: core.passcodeJobsFinished(workers.drain())
+                case Token.keys.rawValue: core.keyJobsFinished(keyWorkers.drain())
                 case Token.durability.rawValue: _ = try? durabilityWake.drain()
                 case Token.snapshots.rawValue: core.snapshotsWritten(snapshotInbox.drain())
                 case Token.adminLookups.rawValue: core.adminLookupsAnswered(adminLookups.collect())

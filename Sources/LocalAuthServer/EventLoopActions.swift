@@ -52,6 +52,11 @@ extension EventLoop: ServerShell {
 
     func runPasscodeJob(token: UInt64, _ job: PasscodeWorkers.Job) { workers.submit(token: token, job) }
 
+    func runKeyJob(token: UInt64, _ job: KeyJob) -> KeyCompletion? {
+        keyWorkers.submit(token: token, job)
+        return nil
+    }
+
     /// The store's write (a small file replaced atomically, a few times in
     /// a device's life) on the loop.
     func commitPasscode(_ record: String?, for uid: UserID) throws { try passcodeStore.commit(record, for: uid) }

@@ -5,14 +5,19 @@
 // or a snapshot: the log's right events carry uid, identifier and
 // requirement only (AUDIT.md v1.1).
 //
-// File: a first line `localauthd-rights 1`, then one right per line:
-//   UID IDENTIFIER REQUIREMENT DOMAIN-STATE|- SEALED|-
+// File: a first line `localauthd-rights 2`, then one right per line:
+//   UID IDENTIFIER REQUIREMENT DOMAIN-STATE|- SEALED|- KEY|-
 // SEALED is the AES-256-GCM box (SecretKey, AESGCM) in hex, its additional
 // data "localauthd-right-secret\0UID\0IDENTIFIER", so that a box moved to
 // another line does not open. DOMAIN-STATE is the user's S-10 token at the
 // save, which a `biometry-current-set` right needs unchanged to release its
-// secret. A file that does not parse stops the daemon (fail closed) with a
-// message naming it.
+// secret. KEY (S-78) is the right's P-256 key: PUBLIC:SEALED-SCALAR, the
+// X9.63 public key (65 bytes) and the box of the private scalar, both hex,
+// the box's additional data "localauthd-right-key\0UID\0IDENTIFIER\0"
+// followed by the public key, so that neither half can be swapped. Version
+// 1 files (five fields, written before rights had keys) are read; their
+// rights have no key (`bad-state`: save again). A file that does not parse
+// stops the daemon (fail closed) with a message naming it.
 import LocalAuthCore
 import LocalAuthHex
 import LocalAuthSystem
@@ -22,9 +27,18 @@ struct StoredRight {
     /// The S-10 token at the save ("" when nothing was enrolled).
     var domainState: String
     var sealed: [UInt8]?
+    /// The right's key pair (S-78); nil for a right saved before rights had keys.
+    var key: StoredKey?
     /// Changes with every save of this identifier, so an authorization of
     /// the right it replaced does not carry over (in memory only).
     var generation: UInt64
+}
+
+/// A right's key at rest: the public key in the clear, the private scalar sealed.
+struct StoredKey {
+    /// ANSI X9.63 uncompressed, 65 bytes.
+    var publicKey: [UInt8]
+    var sealedScalar: [UInt8]
 }
 
 struct RightStore {
@@ -32,7 +46,9 @@ struct RightStore {
     private(set) var rights: [UserID: [String: StoredRight]] = [:]
     private var nextGeneration: UInt64 = 1
 
-    static let header = "localauthd-rights 1"
+    static let header = "localauthd-rights 2"
+    /// Rights without keys, as daemons before S-78 wrote them.
+    static let keylessHeader = "localauthd-rights 1"
 
     /// An empty store on `path` (nothing read): the server's value until the daemon opens the real one.
     init(path: String) { self.path = path }
@@ -42,10 +58,12 @@ struct RightStore {
         guard File.exists(store.path) else { return store }
         let bytes = try File.read(store.path, maxSize: 256 << 20)
         let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
-        guard lines.first.map(String.init) == header else { throw StoreError(store.path, 1, "unknown header") }
+        let first = lines.first.map(String.init)
+        guard first == header || first == keylessHeader else { throw StoreError(store.path, 1, "unknown header") }
+        let fieldCount = first == header ? 6 : 5
         for (index, line) in lines.enumerated().dropFirst() where !line.isEmpty {
             let fields = line.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
-            guard fields.count == 5, let uid = UserID(fields[0]), RightIdentifier.isValid(fields[1]),
+            guard fields.count == fieldCount, let uid = UserID(fields[0]), RightIdentifier.isValid(fields[1]),
                   let requirement = RightRequirement(rawValue: fields[2]) else {
                 throw StoreError(store.path, index + 1, "malformed right")
             }
@@ -55,7 +73,16 @@ struct RightStore {
                 guard let box = hexBytes(fields[4]) else { throw StoreError(store.path, index + 1, "malformed secret") }
                 sealed = box
             }
-            store.insert(uid, fields[1], requirement: requirement, domainState: domainState, sealed: sealed)
+            var key: StoredKey?
+            if fieldCount == 6, fields[5] != "-" {
+                let halves = fields[5].split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+                guard halves.count == 2, halves[0].utf8.count == 2 * 65, let publicKey = Hex.bytes(halves[0].utf8, .lowercaseOnly),
+                      let box = hexBytes(halves[1]) else {
+                    throw StoreError(store.path, index + 1, "malformed key")
+                }
+                key = StoredKey(publicKey: publicKey, sealedScalar: box)
+            }
+            store.insert(uid, fields[1], requirement: requirement, domainState: domainState, sealed: sealed, key: key)
         }
         return store
     }
@@ -66,9 +93,9 @@ struct RightStore {
 
     /// Saves (replacing a right of the same identifier) and writes the file.
     mutating func save(_ uid: UserID, _ identifier: String, requirement: RightRequirement, domainState: String,
-                       sealed: [UInt8]?) throws(SystemError) {
+                       sealed: [UInt8]?, key: StoredKey?) throws(SystemError) {
         let previous = rights[uid]?[identifier]
-        insert(uid, identifier, requirement: requirement, domainState: domainState, sealed: sealed)
+        insert(uid, identifier, requirement: requirement, domainState: domainState, sealed: sealed, key: key)
         do { try write() } catch {
             rights[uid]?[identifier] = previous
             throw error
@@ -95,10 +122,15 @@ struct RightStore {
         Array("localauthd-right-secret\0\(uid)\0\(identifier)".utf8)
     }
 
+    /// The key box's additional data: the right, then its public key.
+    static func keyAdditionalData(_ uid: UserID, _ identifier: String, publicKey: [UInt8]) -> [UInt8] {
+        Array("localauthd-right-key\0\(uid)\0\(identifier)\0".utf8) + publicKey
+    }
+
     private mutating func insert(_ uid: UserID, _ identifier: String, requirement: RightRequirement, domainState: String,
-                                 sealed: [UInt8]?) {
+                                 sealed: [UInt8]?, key: StoredKey?) {
         rights[uid, default: [:]][identifier] = StoredRight(
-            requirement: requirement, domainState: domainState, sealed: sealed, generation: nextGeneration)
+            requirement: requirement, domainState: domainState, sealed: sealed, key: key, generation: nextGeneration)
         nextGeneration += 1
     }
 
@@ -106,8 +138,10 @@ struct RightStore {
         var text = RightStore.header + "\n"
         for uid in rights.keys.sorted() {
             for (identifier, right) in rights[uid]!.sorted(by: { $0.key < $1.key }) {
-                let sealed = right.sealed.map { $0.map { byte in hexDigits[Int(byte >> 4)] + hexDigits[Int(byte & 15)] }.joined() }
-                text += "\(uid) \(identifier) \(right.requirement.wireName) \(right.domainState.isEmpty ? "-" : right.domainState) \(sealed ?? "-")\n"
+                let sealed = right.sealed.map(lowercaseHex)
+                let key = right.key.map { lowercaseHex($0.publicKey) + ":" + lowercaseHex($0.sealedScalar) }
+                text += "\(uid) \(identifier) \(right.requirement.wireName) \(right.domainState.isEmpty ? "-" : right.domainState) "
+                    + "\(sealed ?? "-") \(key ?? "-")\n"
             }
         }
         try AtomicFile.write(path, bytes: Array(text.utf8), mode: 0o600)
@@ -130,3 +164,8 @@ struct RightStore {
 }
 
 private let hexDigits = (0..<16).map { String($0, radix: 16) }
+
+/// Lower-case hex digit pairs, as the store (and the key's log record) writes bytes.
+func lowercaseHex(_ bytes: [UInt8]) -> String {
+    bytes.map { byte in hexDigits[Int(byte >> 4)] + hexDigits[Int(byte & 15)] }.joined()
+}

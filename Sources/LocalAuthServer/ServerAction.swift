@@ -21,6 +21,8 @@ enum ServerAction {
     case journal(JournalEntry)
     /// Run a passcode check or hash on a worker (`passcodeJobsFinished` brings the result).
     case runPasscodeJob(token: UInt64, PasscodeWorkers.Job)
+    /// Run a right's key operation (S-81; `keyJobsFinished` brings the result).
+    case runKeyJob(token: UInt64, KeyJob)
     /// Store (nil: remove) a user's passcode record, durably, before its
     /// event is recorded (`passcodeCommitted` brings the answer; commits are
     /// answered in the order they were asked for).

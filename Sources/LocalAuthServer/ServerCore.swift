@@ -114,6 +114,11 @@ final class ServerCore {
     /// and right-authorizes whose evaluation runs.
     var rightGrants: [ContextID: [String: UInt64]] = [:]
     var pendingRights: [ContextID: PendingRightAuthorization] = [:]
+    /// The rights' key operations (RightKeyVerbs.swift, S-81): waiting, by
+    /// user in turn, and running on a worker (by token).
+    var keyQueue = PasscodeQueue<PendingKeyJob>(workers: ServerCore.keyWorkerCount, perUserLimit: ServerCore.keyJobsPerUser)
+    var runningKeyJobs: [UInt64: PendingKeyJob] = [:]
+    var nextKeyToken: UInt64 = 1
     /// S-43 under a real sensor: checks waiting for their user's fingers
     /// (EnrollmentParking.swift), those let go (answered at the end of the
     /// loop's turn), and the read stamps freshness is judged by.

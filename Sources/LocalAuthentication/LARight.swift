@@ -144,6 +144,15 @@ final class UncheckedContext: @unchecked Sendable {
 extension LAContext {
     /// A request that names this context (`ctx=`), connecting on first use.
     func request(_ verb: String, _ arguments: [(String, String)]) -> Result<Response, LAError> {
+        exchange(verb, arguments).flatMap { response in
+            response.status == .ok ? .success(response) : .failure(Evaluation.error(from: response))
+        }
+    }
+
+    /// The same, with the final reply as it came, OK or ERR (the rights'
+    /// keys map `domain=sec` errors their own way); a failure only when no
+    /// reply came.
+    func exchange(_ verb: String, _ arguments: [(String, String)]) -> Result<Response, LAError> {
         withConnectedContext { prepared in
             switch prepared {
             case .failure(let failure): return .failure(failure)
@@ -152,7 +161,7 @@ extension LAContext {
                 case .lost(let why):
                     return .failure(LAError(.invalidContext, "The connection to localauthd ended (\(why)).", reason: "disconnect"))
                 case .reply(let response):
-                    return response.status == .ok ? .success(response) : .failure(Evaluation.error(from: response))
+                    return .success(response)
                 }
             }
         }

@@ -5,8 +5,8 @@
 // (AES-256-GCM, a key the client never sees) and released only to a right's
 // own context after it was authorized there.
 //
-// `LAPersistedRight.key` (an `LAPrivateKey`) and `LAPublicKey` are left
-// out: they are Security framework keys (SecKey), which Linux lacks.
+// `LAPersistedRight.key` (an `LAPrivateKey`, LAPrivateKey.swift) is the
+// right's P-256 key, made and kept by the daemon (S-78).
 //
 // Completion handlers run on a private queue; the async forms are Apple's.
 
@@ -128,7 +128,7 @@ public final class LARightStore: NSObject, @unchecked Sendable {
     // MARK: The connection
 
     /// One request on the store's connection (made, or made again, as needed).
-    private func request(_ verb: String, _ arguments: [(String, String)]) -> Result<Response, LAError> {
+    func request(_ verb: String, _ arguments: [(String, String)]) -> Result<Response, LAError> {
         let current: Result<DaemonLink, LinkFailure> = lock.withLock {
             if let link, !link.isLost { return .success(link) }
             let connected = DaemonLink.connect(path: DaemonLink.defaultSocketPath)
@@ -165,6 +165,19 @@ public final class LAPersistedRight: LARight, @unchecked Sendable {
 
     /// The right's secret, released once the right is authorized.
     public private(set) lazy var secret = LASecret(right: self)
+
+    private let keyLock = NSLock()
+    private var madeKey: LAPrivateKey?
+
+    /// The right's private key, which the daemon holds; usable once the right is authorized.
+    public var key: LAPrivateKey {
+        keyLock.withLock {
+            if let madeKey { return madeKey }
+            let made = LAPrivateKey(right: self)
+            madeKey = made
+            return made
+        }
+    }
 
     init(identifier: String, requirement: LAAuthenticationRequirement) {
         self.identifier = identifier

@@ -8,7 +8,9 @@
 // is wiped.
 import Foundation
 import Glibc
+import LocalAuthKeys
 import LocalAuthProtocol
+import LocalAuthSystem
 import LocalAuthTestSupport
 import XCTest
 
@@ -119,6 +121,65 @@ final class SecretMemoryScanTests: ReliabilityTestCase {
         XCTAssertEqual(try admin.request("s stats")["connections"], "1", "the two connections are gone")
         let found = try copies(of: unfinished, inMemoryOf: pid)
         XCTAssertEqual(found, [:], "copies of an unfinished secret line in the daemon's memory after its connection closed (S-50)")
+    }
+
+    /// S-50, S-78: a right's private key is in the clear only while it is
+    /// made and while one operation runs. After a save and every kind of
+    /// operation, the scalar (opened here from the store with the daemon's
+    /// key, as the daemon opens it) is nowhere in the daemon's memory, in
+    /// either byte order (a BIGNUM holds it little-endian), while the scan
+    /// does find the sealed box the daemon keeps.
+    func test_S50_S78_givenARightsKeyMadeAndUsed_thenTheDaemonsMemoryHoldsNoPrivateKeyBytes() throws {
+        guard getuid() == 0 else { throw XCTSkip("reading another process's memory needs root") }
+        let daemon = try startDaemon()
+        guard let pid = daemon.pid else { return XCTFail("no pid") }
+        let admin = try daemon.connect()
+        XCTAssertOK(try admin.request("s1 set-passcode secret=\(Secrets.make("Scan-Key-Owner"))"))
+        XCTAssertOK(try admin.request("e1 enroll uid=0"))
+        XCTAssertOK(try admin.request("r1 right-save identifier=scan-key requirement=biometry"))
+        let ctx = try newContext(admin)
+        try admin.send("a right-authorize ctx=\(ctx) identifier=scan-key reason=scan")
+        XCTAssertEqual(try admin.next(tag: "a").status, .prompt)
+        XCTAssertOK(try admin.request("m sensor uid=0 result=match"))
+        XCTAssertOK(try admin.next(tag: "a"))
+        let publicBytes = Array(Data(base64Encoded: try XCTUnwrap(try admin.request("p right-public-key identifier=scan-key")["public-key"]))!)
+        let publicKey = try XCTUnwrap(P256PublicKey(x963: publicBytes))
+        let other = P256PrivateKey.generate()
+        let base64 = { (bytes: [UInt8]) in "\"\(Data(bytes).base64EncodedString())\"" }
+        for round in 0..<8 {
+            XCTAssertOK(try admin.request("g\(round) right-sign ctx=\(ctx) identifier=scan-key algorithm=algid:sign:ECDSA:message-X962:SHA256 data=AAAA"))
+            let ciphertext = ECIES.encrypt(Array("round \(round)".utf8), to: publicKey, ECIES.Variant(digest: .sha256, variableIV: true))
+            XCTAssertOK(try admin.request("d\(round) right-decrypt ctx=\(ctx) identifier=scan-key "
+                + "algorithm=algid:encrypt:ECIES:ECDHC:KDFX963:SHA256:AESGCM-KDFIV data=\(base64(ciphertext))"))
+            XCTAssertOK(try admin.request("x\(round) right-exchange ctx=\(ctx) identifier=scan-key algorithm=algid:keyexchange:ECDH "
+                + "public-key=\(base64(other.publicKey))"))
+        }
+        XCTAssertOK(try admin.request("z ping"), "every operation before it is answered")
+
+        // The scalar as the daemon opens it: the store's box, the daemon's key file.
+        let line = try XCTUnwrap(readText(daemon.stateDirectory + "/rights").split(separator: "\n").first { $0.hasPrefix("0 scan-key ") })
+        let halves = try XCTUnwrap(line.split(separator: " ").last).split(separator: ":").map(String.init)
+        let hex = { (text: String) in stride(from: 0, to: text.count, by: 2).map {
+            UInt8(text[text.index(text.startIndex, offsetBy: $0)..<text.index(text.startIndex, offsetBy: $0 + 2)], radix: 16)! } }
+        XCTAssertEqual(hex(halves[0]), publicBytes)
+        let sealed = hex(halves[1])
+        let daemonKey = readBytes(daemon.stateDirectory + "/secrets.key")
+        XCTAssertEqual(daemonKey.count, 32)
+        var scalar = try XCTUnwrap(AESGCM.open(sealed, key: daemonKey, additionalData:
+            Array("localauthd-right-key\u{0}0\u{0}scan-key\u{0}".utf8) + publicBytes), "the box opens as the daemon opens it")
+        defer { SecretMemory.wipe(&scalar) }
+        XCTAssertEqual(try XCTUnwrap(P256PrivateKey(scalar: scalar, publicKey: publicBytes)).publicKey, publicBytes)
+
+        var found: [String: Int] = [:]
+        try ProcessMemory.forEachWritableMapping(of: String(pid)) { mapping in
+            for (name, needle) in [("scalar", scalar), ("scalar, little-endian", Array(scalar.reversed())),
+                                   ("sealed box", Array(sealed.suffix(32)))] {
+                let occurrences = Secrets.occurrences(of: needle, in: mapping)
+                if occurrences > 0 { found[name, default: 0] += occurrences }
+            }
+        }
+        XCTAssertNotNil(found.removeValue(forKey: "sealed box"), "the scan sees the daemon's right store (it would see a scalar)")
+        XCTAssertEqual(found, [:], "private key bytes in the daemon's memory outside the sealed form (S-50, S-78)")
     }
 
     /// `name` repeated to `length` bytes and the length (any 32 bytes of it are its own).

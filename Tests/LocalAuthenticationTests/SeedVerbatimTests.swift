@@ -46,7 +46,11 @@ final class SeedVerbatimTests: XCTestCase {
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: swiftc)
-        process.arguments = ["-typecheck", "-swift-version", mode, "-module-name", moduleName, "-I", modules, file]
+        // The module map of COpenSSL (libcrypto, under LocalAuthKeys), as
+        // SwiftPM hands it to an app that depends on the LocalAuthentication product.
+        let openSSL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Sources/COpenSSL").path
+        process.arguments = ["-typecheck", "-swift-version", mode, "-module-name", moduleName, "-I", modules, "-I", openSSL, file]
         let pipe = Pipe()
         process.standardError = pipe
         process.standardOutput = pipe

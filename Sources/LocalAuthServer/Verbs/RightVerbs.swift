@@ -55,13 +55,15 @@ extension ServerCore {
             return reply(connection, request.tag, ProtocolError(.limitExceeded,
                 "A user may keep at most \(limit) rights (MaxRightsPerUser); remove one first."))
         }
-        // S-48: right events are charged to the user's log budget like evaluate's.
-        if let refusal = loggedRequestRefusal(connection, events: 1) { return reply(connection, request.tag, refusal) }
+        // S-48: right events are charged to the user's log budget like
+        // evaluate's: the save and its key's creation (S-78).
+        if let refusal = loggedRequestRefusal(connection, events: 2) { return reply(connection, request.tag, refusal) }
         let user = authenticator.state.user(uid)
         let sealed = secret.map { AESGCM.seal($0, key: secretKey, additionalData: RightStore.additionalData(uid, identifier)) }
+        let key = makeRightKey(uid, identifier)
         do {
             try rights.save(uid, identifier, requirement: requirement,
-                            domainState: user.templates.isEmpty ? "" : user.domainState.description, sealed: sealed)
+                            domainState: user.templates.isEmpty ? "" : user.domainState.description, sealed: sealed, key: key)
         } catch {
             journal(.error, "Failed to write the right store \(rights.path): \(error)")
             return reply(connection, request.tag, ProtocolError(.internal, "The right store could not be written."))
@@ -69,6 +71,7 @@ extension ServerCore {
         let outcome = run(.recordRight(.saved(uid: uid, identifier: identifier, requirement: requirement)),
                           connection: connection, tag: request.tag, now: now)
         guard events(outcome, connection, request.tag) != nil else { return }
+        if let key, !recordKeyCreated(uid, identifier, key, connection, request.tag) { return }
         replyOK(connection, request.tag)
     }
 
@@ -76,7 +79,8 @@ extension ServerCore {
         guard let identifier = rightIdentifier(request, connection) else { return }
         guard let right = rights.right(peer(of: connection).uid, identifier) else { return unknownRight(connection, request.tag) }
         replyOK(connection, request.tag, [("requirement", right.requirement.wireName),
-                                          ("has-secret", right.sealed == nil ? "false" : "true")])
+                                          ("has-secret", right.sealed == nil ? "false" : "true"),
+                                          ("has-key", right.key == nil ? "false" : "true")])
     }
 
     func rightRemove(_ request: Request, _ connection: Connection.ID) {
@@ -198,7 +202,7 @@ extension ServerCore {
 
     // MARK: - Arguments
 
-    private func rightIdentifier(_ request: Request, _ connection: Connection.ID) -> String? {
+    func rightIdentifier(_ request: Request, _ connection: Connection.ID) -> String? {
         guard let identifier = request.arguments.value(for: "identifier") else {
             reply(connection, request.tag, ProtocolError(.missingArgument, "identifier= is required."))
             return nil
@@ -212,7 +216,7 @@ extension ServerCore {
     }
 
     /// The context's user, who must be the caller: rights are the caller's own.
-    private func rightContextUser(_ ctx: ContextID, _ request: Request, _ connection: Connection.ID) -> UserID? {
+    func rightContextUser(_ ctx: ContextID, _ request: Request, _ connection: Connection.ID) -> UserID? {
         guard let context = authenticator.state.contexts[ctx], context.uid == peer(of: connection).uid else {
             counters.permissionDenied += 1
             reply(connection, request.tag, ProtocolError(.permissionDenied, "Rights are used on the caller's own contexts."))
@@ -221,7 +225,7 @@ extension ServerCore {
         return context.uid
     }
 
-    private func unknownRight(_ connection: Connection.ID, _ tag: String) {
+    func unknownRight(_ connection: Connection.ID, _ tag: String) {
         reply(connection, tag, ProtocolError(.unknownRight, "No right of that identifier."))
     }
 }
