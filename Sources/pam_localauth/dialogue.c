@@ -1,15 +1,24 @@
-/* The dialogue with localauthd for one pam_sm_authenticate (S-45):
+/* The dialogue with localauthd for one pam_sm_authenticate (S-45, S-60):
  *
  *   n new uid=N service=S [tty=T] [rhost=R]      -> n OK ctx=ID
- *   e evaluate ctx=ID policy=P reason=R           -> e PROMPT ... / e OK / e ERR
+ *   e evaluate ctx=ID policy=P reason=R [prompt=combined]
+ *                                                 -> e PROMPT ... / e OK / e ERR
  *   p passcode ctx=ID secret=S  or  c cancel ctx=ID   (answers to a passcode PROMPT)
  *
- * Biometric prompts become PAM_TEXT_INFO; a passcode prompt becomes
- * PAM_PROMPT_ECHO_OFF, whose answer is sent as `passcode` and wiped, an
- * empty answer sends `cancel`. A conversation that fails cancels the
- * evaluation (PAM_CONV_ERR). Only the evaluation's `OK` is PAM_SUCCESS; a
- * daemon that closes, stalls past the timeout or sends a line the protocol
- * does not allow is PAM_AUTHINFO_UNAVAIL. */
+ * Touch or type (S-60, policy owner, where the conversation can be ended
+ * early: conversation.h): the combined prompt becomes one
+ * PAM_PROMPT_ECHO_OFF, "Password or touch the sensor: ", run on a thread
+ * while this one keeps reading the daemon. Readings that arrive meanwhile
+ * (a miss, the biometric half's end) leave the pending call alone, so
+ * nothing typed is lost; the evaluation's end (a match, a timeout) ends the
+ * call and discards what was typed. Otherwise (S-45): biometric prompts
+ * become PAM_TEXT_INFO (the first one even under PAM_SILENT: a waiting
+ * sensor asks for something); a passcode prompt becomes
+ * PAM_PROMPT_ECHO_OFF. Either way an answer is sent as `passcode` and
+ * wiped, an empty answer sends `cancel`, and a conversation that fails
+ * cancels the evaluation (PAM_CONV_ERR). Only the evaluation's `OK` is
+ * PAM_SUCCESS; a daemon that closes, stalls past the timeout or sends a
+ * line the protocol does not allow is PAM_AUTHINFO_UNAVAIL. */
 #define _GNU_SOURCE
 #include "dialogue.h"
 
@@ -19,16 +28,26 @@
 #include <string.h>
 #include <syslog.h>
 
+#include "conversation.h"
 #include "wire.h"
 
 struct dialogue {
     pam_handle_t *pamh;
     int fd;
     int debug;
+    int silent;
     struct la_reader reader;
     char line[LA_MAX_LINE];
     struct la_reply reply;
     char ctx[64];
+    /* S-60: how a pending call can be ended early (LA_END_NONE: the
+     * sequential flow), and the call while it runs. */
+    enum la_ending ending;
+    int tty;
+    struct la_conversation conversation;
+    int pending;
+    /* The first biometric prompt went out (it reaches the user under PAM_SILENT). */
+    int sensor_shown;
 };
 
 /* Sends a built request; wipes it (it may hold a password) either way. */
@@ -38,12 +57,16 @@ static int send_request(struct dialogue *d, struct la_request *request) {
     return rc;
 }
 
-/* The next reply line, parsed. 0, or -1 with `outcome` set to unavailable. */
+/* The next reply line, parsed: 0; 1 when a pending conversation call
+ * returned first; -1 with `outcome` set to unavailable. */
 static int next_reply(struct dialogue *d, struct la_outcome *outcome) {
     size_t length = 0;
-    switch (la_read_line(&d->reader, d->line, &length)) {
+    int other = d->pending ? la_conversation_ready_fd(&d->conversation) : -1;
+    switch (la_read_line_or(&d->reader, other, d->line, &length)) {
     case LA_READ_LINE:
         break;
+    case LA_READ_OTHER:
+        return 1;
     case LA_READ_EOF:
         pam_syslog(d->pamh, LOG_ERR, "localauthd closed the connection before answering");
         la_unavailable(outcome, "daemon-gone");
@@ -109,14 +132,43 @@ static int converse(struct dialogue *d, int style, const char *text, char **answ
     return PAM_SUCCESS;
 }
 
+static int is_face(const struct la_reply *reply) {
+    const char *biometry = la_field(reply, "biometry");
+    return biometry && (strcmp(biometry, "faceID") == 0 || strcmp(biometry, "opticID") == 0);
+}
+
+/* A prompt's `retry-after` (the passcode half ended, S-60) as a sentence. */
+static void disabled_for(const struct la_reply *reply, char *text, size_t size) {
+    const char *retry = la_field(reply, "retry-after");
+    long seconds = retry ? strtol(retry, NULL, 10) : 0;
+    text[0] = '\0';
+    if (seconds >= 120) snprintf(text, size, "Password entry is disabled for %ld minutes.", (seconds + 59) / 60);
+    else if (seconds > 0) snprintf(text, size, "Password entry is disabled for %ld seconds.", seconds);
+}
+
+/* The daemon's words for the user; a passcode is the login password here. */
+static const char *user_words(const char *message) {
+    if (!message) return NULL;
+    if (strcmp(message, "Wrong passcode.") == 0) return "Wrong password.";
+    if (strcmp(message, "Passcode entry is disabled.") == 0) return NULL; /* said by disabled_for */
+    return message;
+}
+
 static void show_biometric_prompt(struct dialogue *d, const char *reason, char *text, size_t size) {
-    const char *biometry = la_field(&d->reply, "biometry");
-    const char *message = la_field(&d->reply, "message");
-    const char *action = "Place your finger on the fingerprint reader";
-    if (biometry && (strcmp(biometry, "faceID") == 0 || strcmp(biometry, "opticID") == 0))
-        action = "Look at the camera";
-    snprintf(text, size, "%s%s%s (%s)", message ? message : "", message ? " " : "", action,
-             la_field(&d->reply, "reason") ?: reason);
+    const char *message = user_words(la_field(&d->reply, "message"));
+    const char *action = is_face(&d->reply) ? "Look at the camera" : "Place your finger on the fingerprint reader";
+    char disabled[96];
+    disabled_for(&d->reply, disabled, sizeof(disabled));
+    snprintf(text, size, "%s%s%s%s%s (%s)", disabled, disabled[0] ? " " : "", message ? message : "", message ? " " : "",
+             action, la_field(&d->reply, "reason") ?: reason);
+}
+
+/* S-60: the one prompt of both halves, or of the passcode half alone,
+ * with the daemon's message first (a prompt is never silenced). */
+static void password_prompt(struct dialogue *d, int combined, char *text, size_t size) {
+    const char *message = user_words(la_field(&d->reply, "message"));
+    snprintf(text, size, "%s%s%s", message ? message : "", message ? " " : "",
+             !combined ? "Password: " : is_face(&d->reply) ? "Password or look at the camera: " : "Password or touch the sensor: ");
 }
 
 static int send_simple(struct dialogue *d, const char *tag, const char *verb) {
@@ -124,6 +176,40 @@ static int send_simple(struct dialogue *d, const char *tag, const char *verb) {
     la_request_start(&request, tag, verb);
     la_request_add(&request, "ctx", d->ctx);
     return send_request(d, &request);
+}
+
+/* Sends a conversation's answer as `passcode` (wiped and freed here); an
+ * empty answer is "Cancel" (S-45). 0, or -1 with `outcome` set. */
+static int answer(struct dialogue *d, char *typed, struct la_outcome *outcome) {
+    struct la_request request;
+    if (typed[0] == '\0') {
+        free(typed);
+        if (send_simple(d, "c", "cancel") != 0) {
+            la_unavailable(outcome, "write-error");
+            return -1;
+        }
+        return 0;
+    }
+    la_request_start(&request, "p", "passcode");
+    la_request_add(&request, "ctx", d->ctx);
+    la_request_add(&request, "secret", typed);
+    explicit_bzero(typed, strlen(typed));
+    free(typed);
+    if (request.overflow) {
+        /* Too long for a line, or a control character: not sendable. */
+        la_request_wipe(&request);
+        pam_syslog(d->pamh, LOG_NOTICE, "The password cannot be sent (too long or a control character); cancelling");
+        if (send_simple(d, "c", "cancel") != 0) {
+            la_unavailable(outcome, "write-error");
+            return -1;
+        }
+        return 0;
+    }
+    if (send_request(d, &request) != 0) {
+        la_unavailable(outcome, "write-error");
+        return -1;
+    }
+    return 0;
 }
 
 /* After a failed conversation: cancel and wait for the evaluation's end. */
@@ -153,6 +239,10 @@ void la_dialogue(pam_handle_t *pamh, int fd, const struct la_options *options, c
     d->pamh = pamh;
     d->fd = fd;
     d->debug = options->debug;
+    d->silent = options->silent;
+    /* Touch or type needs a passcode half (policy owner) and a call that can be ended early. */
+    d->ending = strcmp(options->policy, "owner") == 0 ? options->ending : LA_END_NONE;
+    d->tty = options->tty;
     la_reader_init(&d->reader, fd, options->timeout_seconds * 1000);
 
     /* The on-behalf context (S-42). */
@@ -184,18 +274,39 @@ void la_dialogue(pam_handle_t *pamh, int fd, const struct la_options *options, c
     la_request_add(&request, "ctx", d->ctx);
     la_request_add(&request, "policy", options->policy);
     la_request_add(&request, "reason", reason);
+    if (d->ending != LA_END_NONE) la_request_add(&request, "prompt", "combined");
     if (send_request(d, &request) != 0) {
         la_unavailable(outcome, "write-error");
         goto done;
     }
 
     for (;;) {
-        if (next_reply(d, outcome) != 0) goto done;
+        int got = next_reply(d, outcome);
+        if (got < 0) goto done;
+        if (got == 1) {
+            /* The pending call returned: the user pressed Enter. */
+            char *typed = NULL;
+            int rc = la_conversation_finish(&d->conversation, &typed);
+            d->pending = 0;
+            if (rc != PAM_SUCCESS) {
+                if (typed) {
+                    explicit_bzero(typed, strlen(typed));
+                    free(typed);
+                }
+                cancel_after_conversation_error(d, outcome);
+                goto done;
+            }
+            if (answer(d, typed, outcome) != 0) goto done;
+            continue;
+        }
         if (strcmp(d->reply.tag, "p") == 0 && d->reply.status == LA_STATUS_ERR) {
+            const char *name = la_field(&d->reply, "name");
+            /* S-60: the passcode half ended (or the evaluation is ending)
+             * while the password was typed: the next `e` line says how it goes on. */
+            if (d->ending != LA_END_NONE && name && strcmp(name, "bad-state") == 0) continue;
             /* The daemon refused the answer (too long for it, say): the
              * prompt still waits, so end the evaluation rather than hang. */
-            pam_syslog(pamh, LOG_NOTICE, "localauthd refused the password answer (%s); cancelling",
-                       la_field(&d->reply, "name") ?: "?");
+            pam_syslog(pamh, LOG_NOTICE, "localauthd refused the password answer (%s); cancelling", name ?: "?");
             if (send_simple(d, "c", "cancel") != 0) {
                 la_unavailable(outcome, "write-error");
                 goto done;
@@ -204,55 +315,57 @@ void la_dialogue(pam_handle_t *pamh, int fd, const struct la_options *options, c
         }
         if (strcmp(d->reply.tag, "e") != 0) continue; /* OK to `p`/`c`, or `*` lines */
         if (d->reply.status != LA_STATUS_PROMPT) {
+            /* A match (or a timeout, a cancel) while the password prompt
+             * waits: end it without the user's Enter (conversation.h). */
+            if (d->pending) {
+                la_conversation_end(&d->conversation);
+                d->pending = 0;
+            }
             la_map_final(&d->reply, outcome);
             goto done;
         }
         const char *kind = la_field(&d->reply, "kind");
+        int combined = kind && strcmp(kind, "biometric-or-passcode") == 0;
         if (kind && strcmp(kind, "biometric") == 0) {
+            /* The sensor alone: a password prompt still pending (the
+             * passcode half ended) can no longer be answered. */
+            if (d->pending) {
+                la_conversation_end(&d->conversation);
+                d->pending = 0;
+            }
             show_biometric_prompt(d, reason, text, sizeof(text));
-            if (!options->silent && converse(d, PAM_TEXT_INFO, text, NULL) != PAM_SUCCESS) {
+            /* The first one reaches the user under PAM_SILENT (sudo's
+             * default): a waiting sensor is a request, not information. */
+            if ((!d->silent || !d->sensor_shown) && converse(d, PAM_TEXT_INFO, text, NULL) != PAM_SUCCESS) {
                 cancel_after_conversation_error(d, outcome);
                 goto done;
             }
-        } else if (kind && strcmp(kind, "passcode") == 0) {
-            const char *message = la_field(&d->reply, "message");
-            char *answer = NULL;
-            if (message && !options->silent && converse(d, PAM_ERROR_MSG, message, NULL) != PAM_SUCCESS) {
-                cancel_after_conversation_error(d, outcome);
-                goto done;
+            d->sensor_shown = 1;
+        } else if (combined || (kind && strcmp(kind, "passcode") == 0)) {
+            char *typed = NULL;
+            /* Readings while the password is typed (a miss, the biometric
+             * half's end) leave the pending call alone: nothing typed is lost. */
+            if (d->pending) continue;
+            if (d->ending != LA_END_NONE) {
+                password_prompt(d, combined, text, sizeof(text));
+                if (la_conversation_start(&d->conversation, pamh, d->ending, d->tty, PAM_PROMPT_ECHO_OFF, text) == 0) {
+                    d->pending = 1;
+                    continue;
+                }
+                pam_syslog(pamh, LOG_NOTICE, "Failed to start the password prompt on a thread; it cannot end early");
             }
-            if (converse(d, PAM_PROMPT_ECHO_OFF, "Password: ", &answer) != PAM_SUCCESS) {
-                cancel_after_conversation_error(d, outcome);
-                goto done;
-            }
-            if (answer[0] == '\0') {
-                /* An empty answer is "Cancel" (S-45). */
-                free(answer);
-                if (send_simple(d, "c", "cancel") != 0) {
-                    la_unavailable(outcome, "write-error");
+            if (!combined) {
+                const char *message = la_field(&d->reply, "message");
+                if (message && !d->silent && converse(d, PAM_ERROR_MSG, message, NULL) != PAM_SUCCESS) {
+                    cancel_after_conversation_error(d, outcome);
                     goto done;
                 }
-                continue;
             }
-            la_request_start(&request, "p", "passcode");
-            la_request_add(&request, "ctx", d->ctx);
-            la_request_add(&request, "secret", answer);
-            explicit_bzero(answer, strlen(answer));
-            free(answer);
-            if (request.overflow) {
-                /* Too long for a line, or a control character: not sendable. */
-                la_request_wipe(&request);
-                pam_syslog(pamh, LOG_NOTICE, "The password cannot be sent (too long or a control character); cancelling");
-                if (send_simple(d, "c", "cancel") != 0) {
-                    la_unavailable(outcome, "write-error");
-                    goto done;
-                }
-                continue;
-            }
-            if (send_request(d, &request) != 0) {
-                la_unavailable(outcome, "write-error");
+            if (converse(d, PAM_PROMPT_ECHO_OFF, combined ? text : "Password: ", &typed) != PAM_SUCCESS) {
+                cancel_after_conversation_error(d, outcome);
                 goto done;
             }
+            if (answer(d, typed, outcome) != 0) goto done;
         } else {
             pam_syslog(pamh, LOG_ERR, "localauthd sent an unknown prompt kind");
             la_unavailable(outcome, "unexpected-reply");
@@ -260,6 +373,8 @@ void la_dialogue(pam_handle_t *pamh, int fd, const struct la_options *options, c
         }
     }
 done:
+    /* Never leave the application's conversation running on a thread. */
+    if (d->pending) la_conversation_end(&d->conversation);
     explicit_bzero(&request, sizeof(request));
     explicit_bzero(d, sizeof(*d));
     free(d);

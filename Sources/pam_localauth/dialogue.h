@@ -7,6 +7,7 @@
 #include <security/pam_modules.h>
 #include <sys/types.h>
 
+#include "conversation.h"
 #include "outcome.h"
 
 struct la_options {
@@ -16,6 +17,9 @@ struct la_options {
     int timeout_seconds;
     int debug;
     int silent; /* PAM_SILENT: no informational messages, only the password prompt */
+    const char *prompt; /* auto, combined or sequential (S-60) */
+    enum la_ending ending; /* how a pending password prompt is ended early, or none */
+    int tty;               /* the controlling terminal for LA_END_TERMINAL, else -1 */
 };
 
 struct la_subject {

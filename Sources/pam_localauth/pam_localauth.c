@@ -1,7 +1,8 @@
 /* pam_localauth.so: the auth half of PAM answered by localauthd (S-45).
  *
  *   auth [success=done authinfo_unavail=ignore default=die] pam_localauth.so
- *        [policy=owner|biometrics] [reason=TEXT] [socket=PATH] [timeout=SECONDS] [debug]
+ *        [policy=owner|biometrics] [prompt=auto|combined|sequential] [reason=TEXT]
+ *        [socket=PATH] [timeout=SECONDS] [debug]
  *
  * It resolves PAM_USER to a uid, asks the daemon for an on-behalf context
  * (it runs inside sudo, login, sshd... as root, S-42), evaluates, relays the
@@ -39,12 +40,18 @@ static int parse_options(pam_handle_t *pamh, int argc, const char **argv, struct
     options->timeout_seconds = LA_DEFAULT_TIMEOUT;
     options->debug = 0;
     options->silent = 0;
+    options->prompt = "auto";
+    options->ending = LA_END_NONE;
+    options->tty = -1;
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i];
         if (strcmp(arg, "debug") == 0) {
             options->debug = 1;
         } else if (strcmp(arg, "policy=owner") == 0 || strcmp(arg, "policy=biometrics") == 0) {
             options->policy = arg + strlen("policy=");
+        } else if (strcmp(arg, "prompt=auto") == 0 || strcmp(arg, "prompt=combined") == 0 ||
+                   strcmp(arg, "prompt=sequential") == 0) {
+            options->prompt = arg + strlen("prompt=");
         } else if (strncmp(arg, "reason=", 7) == 0 && arg[7] != '\0') {
             options->reason = arg + 7;
         } else if (strncmp(arg, "socket=", 7) == 0 && arg[7] == '/' &&
@@ -154,7 +161,14 @@ LA_EXPORT int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, const
         pam_syslog(pamh, LOG_NOTICE, "localauthd is not reachable at %s (%m); falling through", options.socket);
         return PAM_AUTHINFO_UNAVAIL;
     }
+    /* S-60: touch or type where a pending password prompt can be ended early. */
+    options.ending = la_conversation_ending(pamh, options.prompt, &options.tty);
+    if (options.debug)
+        pam_syslog(pamh, LOG_DEBUG, "prompt=%s: %s", options.prompt,
+                   options.ending == LA_END_TERMINAL ? "combined, ended through the terminal"
+                   : options.ending == LA_END_SIGNAL ? "combined, ended by a signal" : "sequential");
     la_dialogue(pamh, fd, &options, &subject, &outcome);
+    if (options.tty >= 0) close(options.tty);
     close(fd);
 
     if (outcome.message[0] && !options.silent) tell_user(pamh, outcome.message);

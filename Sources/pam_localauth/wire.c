@@ -166,6 +166,10 @@ void la_reader_init(struct la_reader *reader, int fd, int timeout_ms) {
 }
 
 enum la_read_result la_read_line(struct la_reader *reader, char *line, size_t *length) {
+    return la_read_line_or(reader, -1, line, length);
+}
+
+enum la_read_result la_read_line_or(struct la_reader *reader, int other, char *line, size_t *length) {
     for (;;) {
         char *lf = memchr(reader->buffer, '\n', reader->have);
         if (lf) {
@@ -181,11 +185,12 @@ enum la_read_result la_read_line(struct la_reader *reader, char *line, size_t *l
         /* A full buffer without a LF: longer than the protocol allows. */
         if (reader->have >= sizeof(reader->buffer)) return LA_READ_TOO_LONG;
         {
-            struct pollfd pfd = { .fd = reader->fd, .events = POLLIN };
-            int ready = poll(&pfd, 1, reader->timeout_ms);
+            struct pollfd pfd[2] = { { .fd = reader->fd, .events = POLLIN }, { .fd = other, .events = POLLIN } };
+            int ready = poll(pfd, other >= 0 ? 2 : 1, other >= 0 ? -1 : reader->timeout_ms);
             if (ready < 0 && errno == EINTR) continue;
             if (ready < 0) return LA_READ_ERROR;
             if (ready == 0) return LA_READ_TIMEOUT;
+            if (other >= 0 && pfd[1].revents != 0 && pfd[0].revents == 0) return LA_READ_OTHER;
         }
         {
             ssize_t got = read(reader->fd, reader->buffer + reader->have, sizeof(reader->buffer) - reader->have);

@@ -59,12 +59,16 @@ struct la_reader {
     char buffer[LA_MAX_LINE];
 };
 
-enum la_read_result { LA_READ_LINE = 0, LA_READ_EOF, LA_READ_TOO_LONG, LA_READ_TIMEOUT, LA_READ_ERROR };
+enum la_read_result { LA_READ_LINE = 0, LA_READ_EOF, LA_READ_TOO_LONG, LA_READ_TIMEOUT, LA_READ_ERROR, LA_READ_OTHER };
 
 void la_reader_init(struct la_reader *reader, int fd, int timeout_ms);
 /* The next line (LF and a CR before it dropped) into line[LA_MAX_LINE],
  * NUL-terminated, its length in *length. */
 enum la_read_result la_read_line(struct la_reader *reader, char *line, size_t *length);
+/* The same, but LA_READ_OTHER as soon as `other` (an fd, or -1 for none)
+ * is readable while no whole line is buffered; the timeout then does not
+ * apply (the user is typing; the daemon's own prompt timeout bounds it). */
+enum la_read_result la_read_line_or(struct la_reader *reader, int other, char *line, size_t *length);
 
 /* Writes all bytes (MSG_NOSIGNAL); 0 or -1. */
 int la_write_all(int fd, const char *bytes, size_t length);

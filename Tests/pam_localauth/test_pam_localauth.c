@@ -140,6 +140,28 @@ static void test_lines_are_read_with_the_protocol_cap(void) {
     free(big);
 }
 
+/* S-60: while a password prompt is pending, its end (another fd) is
+ * reported as soon as it is readable, and a whole line still comes first. */
+static void test_a_pending_prompt_ending_is_told_between_lines(void) {
+    int pair[2], done[2];
+    struct la_reader reader;
+    char line[LA_MAX_LINE];
+    size_t length = 0;
+
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, pair) == 0 && pipe(done) == 0, "socketpair, pipe");
+    la_reader_init(&reader, pair[0], 1000);
+    CHECK(write(done[1], "x", 1) == 1, "write");
+    CHECK(la_read_line_or(&reader, done[0], line, &length) == LA_READ_OTHER, "the prompt returned: told");
+    CHECK(write(pair[1], "e PROMPT kind=passcode\n", 23) == 23, "write");
+    CHECK(la_read_line_or(&reader, done[0], line, &length) == LA_READ_LINE && strcmp(line, "e PROMPT kind=passcode") == 0,
+          "a line that waits is read first");
+    CHECK(la_read_line_or(&reader, -1, line, &length) == LA_READ_TIMEOUT, "without the other fd: the timeout");
+    close(pair[0]);
+    close(pair[1]);
+    close(done[0]);
+    close(done[1]);
+}
+
 static int mapped(const char *line, struct la_outcome *o) {
     struct la_reply r;
     if (parse(line, &r) != 0) return -999;
@@ -192,6 +214,7 @@ int main(void) {
     test_malformed_replies_are_refused();
     test_requests_quote_every_value();
     test_lines_are_read_with_the_protocol_cap();
+    test_a_pending_prompt_ending_is_told_between_lines();
     test_outcomes_map_as_s45_lists();
     printf("pam_localauth unit tests: %d checks, %d failed\n", checks, failures);
     return failures == 0 ? 0 : 1;
