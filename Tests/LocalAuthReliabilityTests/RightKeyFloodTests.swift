@@ -1,11 +1,14 @@
 // S-81 against the real daemon: an unprivileged uid that floods its right's
 // key gets at most a few operations queued (the rest `busy` at once), and
 // no more than its log budget allows (S-48: `limit-exceeded`, nothing
-// recorded), while another user is served meanwhile. Counted from the
-// replies and the log, never timed.
+// recorded), while another user is served meanwhile; and what the log says
+// of keys (S-78, S-79: the operation and the algorithm, never the data).
+// Counted from the replies and the log, never timed.
 import Foundation
 import LocalAuthCore
+import LocalAuthKeys
 import LocalAuthProtocol
+import LocalAuthSystem
 import LocalAuthTestSupport
 import XCTest
 
@@ -57,6 +60,40 @@ final class RightKeyFloodTests: ReliabilityTestCase {
         XCTAssertEqual(try keyUses(daemon, uid: attackerUID), signed.count, "a busy request recorded nothing")
         // Once its answers are read, the attacker may queue again.
         XCTAssertOK(try attacker.request("g right-sign ctx=\(ctx) identifier=flood algorithm=\(sign) data=AAAA"))
+    }
+
+    /// S-78, S-79, S-39: the log says which right, which operation, which
+    /// algorithm and which public key; never the data, a result or a key
+    /// (the teardown searches the state directory and the output for the
+    /// registered message and plaintext).
+    func test_S78_S79_keysAreRecordedByOperationAndAlgorithmNeverByTheirData() throws {
+        let daemon = try startDaemon()
+        let admin = try daemon.connect()
+        XCTAssertOK(try admin.request("p set-passcode secret=\(Secrets.make("K3yLogOwner"))"))
+        XCTAssertOK(try admin.request("e enroll uid=0"))
+        let ctx = try authorizedRight(admin, admin, uid: 0)
+        let publicKey = Array(Data(base64Encoded: try XCTUnwrap(try admin.request("k right-public-key identifier=flood")["public-key"]))!)
+        let message = Secrets.make("K3y-Signed-Message-Never-Logged")
+        XCTAssertOK(try admin.request("g right-sign ctx=\(ctx) identifier=flood algorithm=\(sign) data=\"\(Data(message.utf8).base64EncodedString())\""))
+        let plaintext = Secrets.make("K3y-Decrypted-Plaintext-Never-Logged")
+        let sealed = ECIES.encrypt(Array(plaintext.utf8), to: try XCTUnwrap(P256PublicKey(x963: publicKey)),
+                                   ECIES.Variant(digest: .sha256, variableIV: true))
+        let opened = try admin.request("d right-decrypt ctx=\(ctx) identifier=flood "
+            + "algorithm=algid:encrypt:ECIES:ECDHC:KDFX963:SHA256:AESGCM-KDFIV data=\"\(Data(sealed).base64EncodedString())\"")
+        XCTAssertEqual(opened["data"], Data(plaintext.utf8).base64EncodedString())
+        XCTAssertOK(try admin.request("z ping"))
+        let events = try LogContents(stateDirectory: daemon.stateDirectory).events.map(\.body)
+        let created = events.compactMap { body -> String? in
+            if case .rightKeyCreated(0, "flood", let digest) = body { return digest }
+            return nil
+        }
+        XCTAssertEqual(created, [SHA256.hash(publicKey).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()])
+        let used = events.compactMap { body -> (String, String)? in
+            if case .rightKeyUsed(0, _, "flood", let algorithm) = body { return (algorithm.operation.wireName, algorithm.name) }
+            return nil
+        }
+        XCTAssertEqual(used.map(\.0), ["sign", "decrypt"])
+        XCTAssertEqual(used.map(\.1), [sign, "algid:encrypt:ECIES:ECDHC:KDFX963:SHA256:AESGCM-KDFIV"])
     }
 
     func test_S81_S48_keyOperationsAreChargedToTheUsersLogBudget() throws {
