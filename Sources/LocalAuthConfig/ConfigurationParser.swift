@@ -38,7 +38,8 @@ public enum ConfigurationParser {
                     "MaxContextsPerConnection", "MaxPendingBytes", "IdleLineTimeoutSec",
                     "MaxPropertyBytes", "MaxPropertyBytesPerContext", "MaxPropertyBytesPerUser"]),
         ("Biometry", ["Type", "Backend", "AttemptsPerEvaluation", "LockoutThreshold", "PromptTimeoutSec",
-                      "PasscodeRequiredAfterSec", "PasscodeRequiredAfterBoot", "FprintdBus"]),
+                      "PasscodeRequiredAfterSec", "PasscodeRequiredAfterBoot", "FprintdBus",
+                      "SkipRemote", "LidClosedInaccessible", "BuiltInReader", "CancelOnSuspend", "LogindBus"]),
         ("Passcode", ["Backend", "ShadowFile", "ClientPrompts", "DelayAfterFailures", "BackoffSec", "MaxPasscodeFailures"]),
         ("Log", ["SegmentSize", "SnapshotEvery", "UserEventRate", "UserEventBurst", "ReserveSpace"]),
         ("Secrets", ["KeyFile", "MaxSecretBytes", "MaxRightsPerUser"]),
@@ -192,6 +193,11 @@ public enum ConfigurationParser {
         case ("Biometry", "PasscodeRequiredAfterSec"): try set(\.biometry.passcodeRequiredAfter, V.timeSpan)
         case ("Biometry", "PasscodeRequiredAfterBoot"): try set(\.biometry.passcodeRequiredAfterBoot, V.boolean)
         case ("Biometry", "FprintdBus"): try set(\.biometry.fprintdBus, dbusAddress)
+        case ("Biometry", "SkipRemote"): try set(\.biometry.skipRemote, V.boolean)
+        case ("Biometry", "LidClosedInaccessible"): try set(\.biometry.lidClosedInaccessible, V.boolean)
+        case ("Biometry", "BuiltInReader"): try set(\.biometry.builtInReaders) { v throws(ValueError) in V.list(v) }
+        case ("Biometry", "CancelOnSuspend"): try set(\.biometry.cancelOnSuspend, V.boolean)
+        case ("Biometry", "LogindBus"): try set(\.biometry.logindBus, dbusAddress)
 
         case ("Passcode", "Backend"): try set(\.passcode.backend) { v throws(ValueError) in try named(v, PasscodeBackend.self) }
         case ("Passcode", "ShadowFile"): try set(\.passcode.shadowFile, V.absolutePath)

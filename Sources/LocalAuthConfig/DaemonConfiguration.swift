@@ -61,6 +61,18 @@ public struct DaemonConfiguration: Sendable, Equatable {
         public var passcodeRequiredAfterBoot = false
         /// `FprintdBus=`: a D-Bus address for fprintd; nil = the system bus.
         public var fprintdBus: String? = nil
+        /// S-61: no biometry for a client that is remote (rhost, logind's Remote).
+        public var skipRemote = true
+        /// S-62: the reader is inaccessible while logind reports the lid
+        /// closed and the machine docked (or the reader built in, below).
+        public var lidClosedInaccessible = true
+        /// S-62: readers (fprintd's device names, or `*`) built into the lid
+        /// or palm rest: inaccessible whenever the lid is closed, docked or not.
+        public var builtInReaders: [String] = []
+        /// S-63: PrepareForSleep(true) ends every biometric prompt.
+        public var cancelOnSuspend = true
+        /// `LogindBus=`: a D-Bus address for logind; nil = the system bus.
+        public var logindBus: String? = nil
     }
 
     /// `[Passcode]`

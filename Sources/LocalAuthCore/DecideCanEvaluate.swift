@@ -67,7 +67,9 @@ public struct PolicyCheck: Sendable, Equatable {
 
 extension AuthState {
     /// The event a can-evaluate records, or why it is refused (S-12, S-18).
-    public func canEvaluate(_ ctx: ContextID, policy: Policy, now: Int64) -> Result<PolicyCheck, Rejection> {
+    /// `blocked`: why biometry is unavailable where the client is (S-61..S-63).
+    public func canEvaluate(_ ctx: ContextID, policy: Policy, now: Int64,
+                            blocked: BiometryBlock? = nil) -> Result<PolicyCheck, Rejection> {
         guard let context = contexts[ctx] else {
             return .failure(Rejection(.unknownContext, "No such context."))
         }
@@ -80,7 +82,7 @@ extension AuthState {
         }
         // The user read in place (UserTable.withUser), not copied, for every step of the check.
         let (failure, domainState) = users.withUser(uid) { user in
-            (policyCheck(user, isOpen: isOpen, policy: policy, now: now), user.domainState)
+            (policyCheck(user, isOpen: isOpen, policy: policy, now: now, blocked: blocked), user.domainState)
         }
         // S-17: after any can-evaluate the context knows the sensor type.
         return .success(PolicyCheck(uid: uid, ctx: ctx, policy: policy, biometry: rules.biometryType,
@@ -89,12 +91,15 @@ extension AuthState {
 
     /// S-18, steps 1, 2 (after the policy-5 rejection), 3 and 4.
     @inline(__always)
-    func policyCheck(_ user: borrowing UserView, isOpen: Bool, policy: Policy, now: Int64) -> Failure? {
+    func policyCheck(_ user: borrowing UserView, isOpen: Bool, policy: Policy, now: Int64,
+                     blocked: BiometryBlock? = nil) -> Failure? {
         if !isOpen { return Failure(.invalidContext) }
         switch policy {
         case .companion:
             return Failure(.companionNotAvailable)
         case .biometrics, .biometricsOrCompanion:
+            // Where the client is stands with "no sensor", step 3's first (S-61..S-63).
+            if let blocked, rules.biometryType != .none { return blocked.failure }
             return biometryUnusable(user, now: now)
         case .owner:
             return user.passcodeSet ? nil : Failure(.passcodeNotSet)
@@ -105,7 +110,7 @@ extension AuthState {
 }
 
 extension Decision {
-    mutating func canEvaluate(_ ctx: ContextID, policy: Policy) throws {
-        emit(try state.canEvaluate(ctx, policy: policy, now: now).get().event)
+    mutating func canEvaluate(_ ctx: ContextID, policy: Policy, blocked: BiometryBlock? = nil) throws {
+        emit(try state.canEvaluate(ctx, policy: policy, now: now, blocked: blocked).get().event)
     }
 }

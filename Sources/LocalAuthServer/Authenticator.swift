@@ -56,9 +56,10 @@ final class Authenticator {
     /// can-evaluate, the hot command: the core's rule gives one check, which
     /// is recorded and folded as a decided event is, without making
     /// the event (`recorder.record(_:time:)`, `AuthState.apply(_:time:)`).
-    func canEvaluate(_ ctx: ContextID, policy: Policy, now: Int64) -> Result<PolicyCheck, CheckRefusal> {
+    func canEvaluate(_ ctx: ContextID, policy: Policy, now: Int64,
+                     blocked: BiometryBlock? = nil) -> Result<PolicyCheck, CheckRefusal> {
         if let failure = recorder.failure { return .failure(.unavailable(failure)) }
-        let outcome = read { $0.canEvaluate(ctx, policy: policy, now: now) }
+        let outcome = read { $0.canEvaluate(ctx, policy: policy, now: now, blocked: blocked) }
         // Consumed: the check is moved out, not copied (an outlined copy of
         // the PolicyCheck per request otherwise).
         switch consume outcome {

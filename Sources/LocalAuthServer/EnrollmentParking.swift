@@ -109,14 +109,16 @@ extension ServerCore {
         if connections[id]?.isParked == true { connections[id]?.state = .open(.lines) }
         enrollmentRefresh.removeWaiters { $0.connection == id }
         adminRights.removeWaiters { $0.connection == id }
+        whereaboutsWaiters.removeAll { $0.parked.connection == id }
         resumable.removeAll { $0.connection == id }
     }
 
     /// Clean stop (S-32): every parked request is answered from what is
     /// recorded (`stopping` parks nothing more); the lines behind it are not read.
     func answerParkedRequests() {
-        let waiting = resumable + enrollmentRefresh.releaseAll() + adminRights.releaseAll()
+        let waiting = resumable + enrollmentRefresh.releaseAll() + adminRights.releaseAll() + whereaboutsWaiters.map(\.parked)
         resumable.removeAll()
+        whereaboutsWaiters.removeAll()
         for parked in waiting where connections[parked.connection]?.isParked == true {
             connections[parked.connection]?.state = .open(.lines)
             dispatch(parked.request, on: parked.connection)

@@ -22,6 +22,8 @@ final class EventLoop {
         case adminLookups
         /// The rights' key operations (S-81).
         case keys
+        /// logind's D-Bus socket (S-61..S-63).
+        case logindBus
     }
 
     let core: ServerCore
@@ -38,6 +40,8 @@ final class EventLoop {
     let adminLookups: LookupThread<GroupQuery, Bool>
     /// Backend=fprintd: the sensor, whose bus socket is one of our fds.
     private(set) var fprintd: FprintdSensor?
+    /// logind, when a rule of S-61..S-63 asks it something.
+    private(set) var logind: LogindWatch?
     /// Every client socket, by the core's connection id.
     let sockets = ConnectionTable<FileDescriptor>()
     /// Reads the configuration files again (SIGHUP); nil = nothing to reload.
@@ -81,6 +85,11 @@ final class EventLoop {
         try epoll.add(snapshotInbox.wake.fileDescriptor, events: .readable, data: Token.snapshots.rawValue)
         // A coarse tick drives prompt timeouts, half-line timeouts and the watchdog.
         try ticker.arm(afterNanoseconds: 100_000_000, intervalNanoseconds: 100_000_000)
+        core.whereabouts.hostName = Self.hostName()
+        let biometry = core.configuration.biometry
+        if biometry.type != .none, biometry.skipRemote || biometry.lidClosedInaccessible || biometry.cancelOnSuspend {
+            logind = LogindWatch(address: biometry.logindBus, server: core, epoll: epoll)
+        }
         if core.configuration.biometry.backend == .fprintd {
             let sensor = try FprintdSensor(address: core.configuration.biometry.fprintdBus, epoll: epoll)
             fprintd = sensor
@@ -91,6 +100,13 @@ final class EventLoop {
             deliverSensorReports()
             perform()
         }
+    }
+
+    /// This machine's name (S-61: an rhost that names it is not remote).
+    static func hostName() -> String {
+        var name = [CChar](repeating: 0, count: 256)
+        guard gethostname(&name, name.count - 1) == 0 else { return "" }
+        return String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     static func readClocks() -> TurnTime {
@@ -114,6 +130,7 @@ final class EventLoop {
             for event in ready {
                 switch event.data {
                 case Token.sensorBus.rawValue: break
+                case Token.logindBus.rawValue: logind?.busReady()
                 case Token.sensorNames.rawValue:
                     fprintd?.names.deliver()
                     deliverSensorReports()
@@ -124,6 +141,7 @@ final class EventLoop {
                     // The reader's timeouts (its calls, a reconnect), then the core's.
                     fprintd?.tick()
                     deliverSensorReports()
+                    logind?.tick()
                     core.tick()
                 case Token.passcodes.rawValue: core.passcodeJobsFinished(workers.drain())
                 case Token.keys.rawValue: core.keyJobsFinished(keyWorkers.drain())

@@ -12,6 +12,8 @@ enum FprintdReplies {
     static let managerPath = "/net/reactivated/Fprint/Manager"
     static let managerInterface = "net.reactivated.Fprint.Manager"
     static let deviceInterface = "net.reactivated.Fprint.Device"
+    /// fprintd's answer to a Release of a device the caller does not hold.
+    static let notClaimed = "net.reactivated.Fprint.Error.ClaimDevice"
 
     /// fprintd's finger names (its `fingers[]`), the only templates it has.
     static let fingerNames: Set<String> = [

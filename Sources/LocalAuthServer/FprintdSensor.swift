@@ -62,8 +62,20 @@ final class FprintdSensor {
     var activatable = false
     /// Fingers to list once GetDefaultDevice answers (user -> query).
     var waitingForDevice: [UserID: UInt64] = [:]
-    /// A Release is in flight (no Claim before its answer).
+    /// A Release is in flight, or refused and to be asked again (no Claim
+    /// before fprintd took it).
     var releasing = false
+    /// S-63: between PrepareForSleep(true) and (false); a claim to give
+    /// back at the resume.
+    var suspended = false
+    var releaseOnResume = false
+    /// F-50: when a refused Release is asked again, and how often it was.
+    var releaseRetryAt: UInt64?
+    var releaseRetries = 0
+    static let releaseRetryAfter: UInt64 = 500_000_000
+    /// Five minutes of refusals (a resume takes seconds); then the claim
+    /// is left to end with the bus connection.
+    static let releaseRetries = 600
     /// A refused Claim (AlreadyInUse) is tried again from then (monotonic ns).
     var claimRetryAt: UInt64 = 0
     /// A verify-unknown-error waiting to see whether the reader vanished.
@@ -125,6 +137,7 @@ final class FprintdSensor {
     /// Each tick: a call's timeout may have passed; reconnect or rediscover.
     func tick() {
         connectIfNeeded()
+        retryRelease()
         expirePendingError()
         if active == nil, !queue.isEmpty { startNextScan() }
         if let bus, let deadline = bus.deadline, deadline <= MonotonicClock.nowNanos() / 1000 { busReady() }
@@ -155,6 +168,8 @@ final class FprintdSensor {
         bus = nil
         discovering = false
         releasing = false
+        releaseRetryAt = nil
+        releaseRetries = 0
         waitingForDevice.removeAll()
         readerGone(problem: why)
         // Closing the bus dropped the calls in flight with their replies:
@@ -290,6 +305,7 @@ final class FprintdSensor {
         case .scan(let uid): scanRequested(uid: uid)
         case .stopScan(let uid): scanCancelled(uid: uid)
         case .listFingers(let uid, let query): listFingers(uid, query: query)
+        case .systemSleeping(let suspending): systemSleeping(suspending)
         }
     }
 

@@ -40,17 +40,32 @@ extension FprintdSensor {
     func scanCancelled(uid: UserID) {
         queue.removeAll { $0 == uid }
         if let active, active.uid == uid {
-            finish(active, release: true)
+            // S-63, F-50: fprintd suspends its device with the system and
+            // refuses a Release meanwhile ("busy"), after which it has
+            // forgotten the claim but kept the device open, so no Claim
+            // works again. The verification stops now; the claim is given
+            // back when the system wakes up.
+            finish(active, release: !suspended)
+            if suspended, active.claimed { releaseOnResume = true }
             self.active = nil
             startNextScan()
         }
+    }
+
+    func systemSleeping(_ suspending: Bool) {
+        suspended = suspending
+        if !suspending, releaseOnResume {
+            releaseOnResume = false
+            release()
+        }
+        if !suspending { startNextScan() }
     }
 
     /// Gives the reader to the first waiting user when it is free.
     func startNextScan() {
         // fprintd asleep (activatable, exited when idle): wake it first.
         if device == nil, bus != nil, !queue.isEmpty, problem == nil { discover() }
-        guard active == nil, !releasing, let uid = queue.first, device != nil, bus != nil,
+        guard active == nil, !releasing, !suspended, !releaseOnResume, let uid = queue.first, device != nil, bus != nil,
               MonotonicClock.nowNanos() >= claimRetryAt else { return }
         active = ActiveScan(uid: uid, phase: .naming)
         names.resolve(uid) { [unowned self] name in
@@ -175,10 +190,29 @@ extension FprintdSensor {
     /// Release, and the next Claim once fprintd answered it.
     func release() {
         guard let device else { return }
-        releasing = call(device, FprintdReplies.deviceInterface, "Release") { [unowned self] _ in
+        releaseRetryAt = nil
+        releasing = call(device, FprintdReplies.deviceInterface, "Release") { [unowned self] reply in
+            // F-50: fprintd refuses a Release while its device is busy
+            // (suspending with the system, S-63: "still busy with another
+            // operation"); the claim would stay ours until our bus
+            // connection closed. Asked again until fprintd takes it.
+            if let error = reply.error, error.name != FprintdReplies.notClaimed, self.device == device,
+               releaseRetries < FprintdSensor.releaseRetries {
+                releaseRetries += 1
+                releaseRetryAt = MonotonicClock.nowNanos() + FprintdSensor.releaseRetryAfter
+                if releaseRetries == 1 { DaemonLog.notice("fprintd: Release refused (\(error.message)); asking again.") }
+                return
+            }
+            releaseRetries = 0
             releasing = false
             startNextScan()
         }
+    }
+
+    /// Each tick: a refused Release is asked again once its pause is over.
+    func retryRelease() {
+        guard let at = releaseRetryAt, MonotonicClock.nowNanos() >= at else { return }
+        release()
     }
 
     /// The reader failed under the active prompt: its reading ends it (or

@@ -121,8 +121,10 @@ extension ServerCore {
             liftLockout(uid, context: nil, seq: seq, why: "administrator \(by) reset the user")
         case .contextCreated(_, let ctx, _, let origin) where origin.isOnBehalf:
             onBehalfOrigins[ctx] = origin
+            noteOrigin(ctx, origin)
         case .contextInvalidated(_, let ctx, _):
             onBehalfOrigins[ctx] = nil
+            noteOrigin(ctx, nil)
         case .enrollmentChanged(let uid, let templates, let by, _, _):
             journalAccountChange("The enrollment of uid \(uid) changed: \(templates.count) template(s), by uid \(by).",
                                  uid: uid, by: by, seq: seq, change: "enrollment")

@@ -22,6 +22,10 @@ enum SensorCommand: Equatable {
     /// `.fingersQueryEnded(uid, query)` (the core ignores a second end and
     /// ends one that never comes at EnrollmentRefresh.limit).
     case listFingers(UserID, query: UInt64)
+    /// S-63: the system is going to sleep (true: the scans that stop now
+    /// give the reader back at the resume, as fprintd suspends its device
+    /// meanwhile) or woke up (false).
+    case systemSleeping(Bool)
 }
 
 /// What a real sensor backend reports (`ServerCore.sensorReported`), in the order it happened.

@@ -144,7 +144,7 @@ extension ServerCore {
         while true {
             // The usual can-evaluate is answered from the line's bytes while
             // the sensor is simulated and the log records (`UsualCanEvaluate`).
-            let inPlace = sensor.isSimulated && logHealth.isRecording
+            let inPlace = sensor.isSimulated && logHealth.isRecording && !whereabouts.mayBlock
             // One look-up per line: after a handled line, much output queued
             // stops the batch (it is written before the next line, `wrote`
             // goes on, as a client that reads while it pipelines must not be
@@ -285,6 +285,7 @@ extension ServerCore {
         connections[id]?.state = .closed
         if connections[id]?.contexts.isEmpty == false { endContexts(of: id) }
         if !watches.isEmpty { forgetWatches(of: id) }
+        whereabouts.forget(id)
         actions.append(.close(id))
         // Its held output vanishes with it.
         replyGate.forget(id)

@@ -124,6 +124,11 @@ final class ServerCore {
     /// loop's turn), and the read stamps freshness is judged by.
     var enrollmentRefresh = EnrollmentRefresh<ParkedRequest>()
     var resumable: [ParkedRequest] = []
+    /// S-61..S-63: where clients and the reader are (Whereabouts.swift), the
+    /// requests waiting for logind, and logind itself (nil: none to ask).
+    var whereabouts = Whereabouts()
+    var whereaboutsWaiters: [(parked: ParkedRequest, question: Whereabouts.Question)] = []
+    var logindPort: LogindPort?
     var readStamp: UInt64 = 0
     var lineStamp: UInt64 = 0
 
@@ -136,6 +141,7 @@ final class ServerCore {
         self.daemonUID = daemonUID
         passcodeQueue = PasscodeQueue(workers: ServerCore.passcodeWorkers, perUserLimit: ServerCore.passcodeJobsPerUser)
         lockedOut = Set(authenticator.state.users.compactMap { $0.value.biometryLockedOut || $0.value.adminLocked ? $0.key : nil })
+        whereabouts.settings = Whereabouts.Settings(configuration.biometry)
     }
 
     deinit { lineBuffer.deallocate() }
@@ -264,6 +270,7 @@ final class ServerCore {
             noteRestartOnlyPasscodeKeys(fresh)
             noteRestartOnlyLogReaders(fresh)
             configuration = fresh
+            whereabouts.settings = Whereabouts.Settings(fresh.biometry)
             adminRights.forget()
             run(.applyRules(fresh.rules), connection: nil, tag: nil, now: now)
             journal(.notice, "Reloaded the configuration.")

@@ -15,8 +15,11 @@ struct WatchedState: Equatable {
     var lockedOut: Bool
     /// "" while nothing is enrolled.
     var domainState: String
+    /// S-62: the reader cannot be reached (the lid is closed).
+    var sensorInaccessible: Bool
 
-    init(_ state: AuthState, _ uid: UserID) {
+    init(_ state: AuthState, _ uid: UserID, sensorInaccessible: Bool = false) {
+        self.sensorInaccessible = sensorInaccessible
         let user = state.user(uid)
         biometry = state.rules.biometryType
         enrolled = user.templates.count

@@ -25,6 +25,8 @@ struct StatusCommand: Command {
         // S-43: the sensor backend and its reader (v1.1 additions).
         ("backend", "Sensor backend", "backend"), ("reader", "Reader", "reader"),
         ("reader-present", "Reader present", "reader_present"),
+        // S-62: LAEnvironment's builtInSensorInaccessible (v1.2).
+        ("sensor-inaccessible", "Reader unreachable", "sensor_inaccessible"),
     ]
 
     var uid: UInt32?

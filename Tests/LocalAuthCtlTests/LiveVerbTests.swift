@@ -101,7 +101,8 @@ final class LiveVerbTests: CtlTestCase {
                      "biometric-failures": "biometric_failures", "locked-out": "biometry_locked_out",
                      "passcode-failures": "passcode_failures", "retry-after": "retry_after",
                      "admin-locked": "admin_locked", "contexts": "contexts",
-                     "backend": "backend", "reader": "reader", "reader-present": "reader_present"]
+                     "backend": "backend", "reader": "reader", "reader-present": "reader_present",
+                     "sensor-inaccessible": "sensor_inaccessible"]
         for (key, value) in wire where key != "status" {
             guard let json = names[key] else { XCTFail("status has an unmapped field \(key)"); continue }
             XCTAssertEqual(status[json].map { "\($0)" }, Self.jsonText(value), "status field \(key)")

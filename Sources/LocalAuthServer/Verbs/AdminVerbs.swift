@@ -15,7 +15,10 @@ extension ServerCore {
             ("locked-out", String(status.lockedOut)), ("passcode-failures", String(status.passcodeFailures)),
             ("retry-after", String(status.retryAfter)), ("admin-locked", String(status.adminLocked)),
             ("contexts", String(status.contexts)),
-        ] + sensor.statusFields)
+        ] + sensor.statusFields + [
+            // PROTOCOL.md 1.2 (S-62): LAEnvironment's builtInSensorInaccessible.
+            ("sensor-inaccessible", String(whereabouts.inaccessible(reader: sensor.readerName))),
+        ])
     }
 
     func enroll(_ request: Request, _ connection: Connection.ID) {

@@ -79,21 +79,23 @@ extension ServerCore {
     func canEvaluate(_ request: Request, _ connection: Connection.ID) {
         guard let ctx = ownedContext(request, connection), let policy = policy(request, connection) else { return }
         if !sensor.isSimulated, parkedForEnrollment(request, ctx: ctx, policy: policy, connection) { return }
+        if parkedForWhereabouts(request, ctx: ctx, policy: policy, connection) { return }
         var tag = request.tag
         let uid = peer(of: connection).uid
-        tag.withUTF8 { answerCanEvaluate(ctx, policy: policy, tag: $0, connection, caller: uid, authenticator) }
+        let blocked = policy.dependsOnFingers ? biometryBlock(ctx, connection) : nil
+        tag.withUTF8 { answerCanEvaluate(ctx, policy: policy, tag: $0, connection, caller: uid, authenticator, blocked: blocked) }
     }
 
     /// Runs the check (S-17..S-20) and answers it.
     /// `authenticator` is the server's, passed down so that the hot path
     /// borrows it (see `processLines`).
     func answerCanEvaluate(_ ctx: ContextID, policy: Policy, tag: UnsafeBufferPointer<UInt8>, _ connection: Connection.ID,
-                           caller uid: UserID, _ authenticator: Authenticator) {
+                           caller uid: UserID, _ authenticator: Authenticator, blocked: BiometryBlock? = nil) {
         // S-48: two compares for root and the daemon's uid (the benchmarks run as root).
         if uid != 0, uid != daemonUID, let refusal = loggedRequestRefusal(connection, events: 1) {
             return reply(connection, String(decoding: tag, as: UTF8.self), refusal)
         }
-        switch authenticator.canEvaluate(ctx, policy: policy, now: now) {
+        switch authenticator.canEvaluate(ctx, policy: policy, now: now, blocked: blocked) {
         case .failure(.rejected(let rejection)):
             reply(connection, String(decoding: tag, as: UTF8.self), rejection)
         case .failure(.unavailable):

@@ -8,9 +8,12 @@ import LocalAuthSystem
 extension ServerCore {
     func evaluate(_ request: Request, _ connection: Connection.ID) {
         guard let ctx = ownedContext(request, connection), let policy = policy(request, connection),
-              let asked = evaluationRequest(request, connection) else { return }
+              var asked = evaluationRequest(request, connection) else { return }
         // S-43: before anything is counted (S-48), so that the request runs once when it is let go.
         if !sensor.isSimulated, parkedForEnrollment(request, ctx: ctx, policy: policy, connection) { return }
+        // S-61..S-63: so is the wait for logind's word on where the client is.
+        if parkedForWhereabouts(request, ctx: ctx, policy: policy, connection) { return }
+        if policy.dependsOnFingers { asked.options.biometryBlocked = biometryBlock(ctx, connection) }
         // S-21: a missing reason is bad-argument (Apple raises), like an empty one.
         let reason = request.arguments.value(for: "reason") ?? ""
         if let refusal = checkValueCap(reason, key: "reason") ?? loggedRequestRefusal(connection, events: 1) {

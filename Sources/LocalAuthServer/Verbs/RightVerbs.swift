@@ -118,11 +118,14 @@ extension ServerCore {
 
     func rightAuthorize(_ request: Request, _ connection: Connection.ID) {
         guard let ctx = ownedContext(request, connection), let identifier = rightIdentifier(request, connection),
-              let uid = rightContextUser(ctx, request, connection), let asked = evaluationRequest(request, connection) else { return }
+              let uid = rightContextUser(ctx, request, connection), var asked = evaluationRequest(request, connection) else { return }
         guard let right = rights.right(uid, identifier) else { return unknownRight(connection, request.tag) }
         guard pendingRights[ctx] == nil, connections[connection]?.evaluationTags[ctx] == nil else {
             return reply(connection, request.tag, ProtocolError(.busy, "An evaluation is already running on this context."))
         }
+        // S-61..S-63: before anything is counted, so that it runs once when let go.
+        if parkedForWhereabouts(request, ctx: ctx, policy: right.requirement.policy, connection) { return }
+        if right.requirement.policy.dependsOnFingers { asked.options.biometryBlocked = biometryBlock(ctx, connection) }
         let reason = request.arguments.value(for: "reason") ?? ""
         if let refusal = checkValueCap(reason, key: "reason") ?? loggedRequestRefusal(connection, events: 1) {
             return reply(connection, request.tag, refusal)

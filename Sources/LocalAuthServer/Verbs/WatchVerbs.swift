@@ -41,9 +41,10 @@ extension ServerCore {
     }
 
     /// Sends the user's state to each of its watchers that has not seen it.
-    private func sendWatchedStates(_ uid: UserID) {
+    func sendWatchedStates(_ uid: UserID) {
         guard let watchers = watches.byUser[uid] else { return }
-        let state = WatchedState(authenticator.state, uid)
+        let state = WatchedState(authenticator.state, uid,
+                                 sensorInaccessible: whereabouts.inaccessible(reader: sensor.readerName))
         for (index, watcher) in watchers.enumerated() where watcher.lastSent != state && connections[watcher.connection]?.isOpen == true {
             watches.sent(state, uid: uid, index: index)
             sendLine(to: watcher.connection) { line in
@@ -54,6 +55,8 @@ extension ServerCore {
                 line.append(key: "passcode-set", value: state.passcodeSet)
                 line.append(key: "locked-out", value: state.lockedOut)
                 line.append(key: "domain-state", value: state.domainState)
+                // PROTOCOL.md 1.2, after v1.1's fields (S-62).
+                line.append(key: "sensor-inaccessible", value: state.sensorInaccessible)
                 line.endLine()
             }
         }

@@ -1,0 +1,98 @@
+// logind in the loop (S-61..S-63): the shell's side of the LogindPort. Its
+// bus socket is one more fd of the EventLoop's epoll set
+// (EventLoop.Token.logindBus); every question is an asynchronous call of the
+// shared Logind client with a 2 s timeout, answered into the core. logind is
+// looked for once, at start: without a system bus, or with nothing owning
+// org.freedesktop.login1 (a container), the core hears it is absent and
+// nothing waits for it (no client is remote by its session, the lid is open).
+import LocalAuthCore
+import LocalAuthSystem
+
+final class LogindWatch: LogindPort {
+    /// S-61's bound: a question logind has not answered by then is
+    /// answered as unavailable (a remote client, fail safe).
+    static let callTimeout: UInt64 = 2_000_000
+    unowned let server: ServerCore
+    let epoll: Epoll
+    private var bus: DBusConnection?
+    private var logind: Logind?
+    private var registeredFD: Int32 = -1
+    private var watchingWritable = false
+
+    init(address: String?, server: ServerCore, epoll: Epoll) {
+        self.server = server
+        self.epoll = epoll
+        do {
+            let bus = try DBusConnection(address: address)
+            try epoll.add(FileDescriptor(rawValue: bus.fd), events: .readable, data: EventLoop.Token.logindBus.rawValue)
+            registeredFD = bus.fd
+            self.bus = bus
+            let logind = Logind(bus: bus)
+            self.logind = logind
+            if server.whereabouts.settings.cancelOnSuspend {
+                try logind.watchSleep { [unowned self] suspending in self.server.logindSleep(suspending) }
+            }
+            server.whereabouts.logindPresent = true
+            server.logindPort = self
+        } catch {
+            DaemonLog.info("logind cannot be asked (\(error)): no client is remote by its session, and the lid counts as open.")
+            drop()
+        }
+    }
+
+    func askSession(pid: Int32, connection: Connection.ID) {
+        guard let logind else { return server.logindSessionAnswered(connection, .unavailable(LogindError(absent: true, message: "logind is not running."))) }
+        logind.session(ofProcess: pid, timeoutMicros: LogindWatch.callTimeout) { [unowned self] lookup in
+            if case .unavailable(let error) = lookup, error.absent { self.server.logindAbsent() }
+            self.server.logindSessionAnswered(connection, lookup)
+        }
+    }
+
+    func askLid() {
+        guard let logind else { return server.logindLidAnswered(.failure(LogindError(absent: true, message: "logind is not running."))) }
+        logind.lid(timeoutMicros: LogindWatch.callTimeout) { [unowned self] answer in
+            self.server.logindLidAnswered(answer)
+        }
+    }
+
+    /// The loop saw the bus fd ready.
+    func busReady() {
+        guard let bus else { return }
+        do {
+            try bus.process()
+        } catch {
+            DaemonLog.notice("The connection to logind was lost (\(error)).")
+            drop()
+            return
+        }
+        endOfTurn()
+    }
+
+    /// Each tick: a call's timeout may have passed.
+    func tick() {
+        if let bus, let deadline = bus.deadline, deadline <= MonotonicClock.nowNanos() / 1000 { busReady() }
+    }
+
+    /// Watch for writability while sd-bus has output queued.
+    func endOfTurn() {
+        guard let bus, registeredFD >= 0 else { return }
+        let writable = bus.wantsWritable
+        guard writable != watchingWritable else { return }
+        watchingWritable = writable
+        try? epoll.modify(FileDescriptor(rawValue: registeredFD), events: writable ? [.readable, .writable] : .readable,
+                          data: EventLoop.Token.logindBus.rawValue)
+    }
+
+    /// No logind from now on: everything waiting for it is let go.
+    private func drop() {
+        if registeredFD >= 0 { try? epoll.remove(FileDescriptor(rawValue: registeredFD)) }
+        registeredFD = -1
+        bus?.close()
+        bus = nil
+        logind = nil
+        if server.logindPort === self { server.logindPort = nil }
+        server.logindAbsent()
+    }
+
+    func shutdown() { drop() }
+}
