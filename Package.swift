@@ -120,7 +120,7 @@ let package = Package(
         ]),
         // ServerCore driven with no socket, file, thread or clock (issue 18 item 1).
         .testTarget(name: "LocalAuthServerCoreTests", dependencies: [
-            "LocalAuthCore", "LocalAuthConfig", "LocalAuthSystem", "LocalAuthServer", "LocalAuthSeeded",
+            "LocalAuthCore", "LocalAuthConfig", "LocalAuthProtocol", "LocalAuthSystem", "LocalAuthServer", "LocalAuthSeeded",
         ]),
         .testTarget(name: "LocalAuthFprintdTests", dependencies: [
             "LocalAuthProtocol", "LocalAuthSystem", "LocalAuthCore", "LocalAuthServer", "LocalAuthTestSupport",

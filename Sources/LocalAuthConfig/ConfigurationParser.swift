@@ -201,7 +201,7 @@ public enum ConfigurationParser {
 
         case ("Passcode", "Backend"): try set(\.passcode.backend) { v throws(ValueError) in try named(v, PasscodeBackend.self) }
         case ("Passcode", "ShadowFile"): try set(\.passcode.shadowFile, V.absolutePath)
-        case ("Passcode", "ClientPrompts"): try set(\.passcode.clientPrompts, V.boolean)
+        case ("Passcode", "ClientPrompts"): try set(\.passcode.clientPrompts, clientPrompts)
         case ("Passcode", "DelayAfterFailures"): try set(\.passcode.delayAfterFailures) { v throws(ValueError) in try V.integer(v, in: 1...1000) }
         case ("Passcode", "BackoffSec"): try set(\.passcode.backoff, backoffList)
         case ("Passcode", "MaxPasscodeFailures"): try set(\.passcode.maxPasscodeFailures) { v throws(ValueError) in try V.integer(v, in: 0...1000) }
@@ -278,6 +278,17 @@ public enum ConfigurationParser {
             throw ValueError(expected: "one of " + T.allCases.map(\.rawValue).joined(separator: ", "))
         }
         return value
+    }
+
+    /// `no`, `agent` or `yes` (the booleans' spellings for no and yes, as
+    /// before `agent` existed: S-68).
+    private static func clientPrompts(_ text: String) throws(ValueError) -> ClientPrompts {
+        if text == "agent" { return .agent }
+        do {
+            return try ConfigurationValue.boolean(text) ? .yes : .no
+        } catch {
+            throw ValueError(expected: "no, agent or yes")
+        }
     }
 
     private static func groupName(_ text: String) throws(ValueError) -> String? {

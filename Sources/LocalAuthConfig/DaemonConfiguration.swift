@@ -21,6 +21,17 @@ public enum PasscodeBackend: String, Sendable, CaseIterable, Hashable {
     case shadow
 }
 
+/// `[Passcode] ClientPrompts=`: under a login-password backend, who besides
+/// the PAM conversation may take passcode prompts (S-44, S-68).
+public enum ClientPrompts: String, Sendable, CaseIterable, Hashable {
+    /// The PAM conversation alone.
+    case no
+    /// The PAM conversation and session agents (S-68): the default.
+    case agent
+    /// Any client.
+    case yes
+}
+
 public struct DaemonConfiguration: Sendable, Equatable {
     /// `[Daemon]`
     public struct Daemon: Sendable, Equatable {
@@ -80,9 +91,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
         public var backend = PasscodeBackend.builtin
         /// `ShadowFile=`, read by the shadow backend (S-44).
         public var shadowFile = "/etc/shadow"
-        /// `ClientPrompts=`: with the shadow backend, whether ordinary
-        /// clients (not on-behalf contexts) may take passcode prompts (S-44).
-        public var clientPrompts = false
+        /// `ClientPrompts=`: with the shadow backend, who besides on-behalf
+        /// contexts may take passcode prompts (S-44, S-68).
+        public var clientPrompts = ClientPrompts.agent
         public var delayAfterFailures = 6
         /// Microseconds each; the last one repeats.
         public var backoff: [Int64] = [60, 300, 900, 3600].map { $0 * Timestamp.second }

@@ -19,6 +19,8 @@ public enum ProtocolErrorName: String, Sendable, CaseIterable, Hashable {
     case unknownRight = "unknown-right"
     /// Version 1.1: `right-secret` on a context where the right is not authorized.
     case notAuthorized = "not-authorized"
+    /// Version 1.3: no open request of that number on this agent's connection (S-68).
+    case unknownRequest = "unknown-request"
 
     public var wireName: String { rawValue }
 

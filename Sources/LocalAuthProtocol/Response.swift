@@ -14,6 +14,9 @@ public struct Response: Sendable, Equatable {
         case state = "STATE"
         /// Version 1.3: one of `right-list`'s rights, on its tag (not final).
         case right = "RIGHT"
+        /// Version 1.3: a session agent's request ended, on its
+        /// `register-agent` tag (not final).
+        case done = "DONE"
     }
 
     /// The request's tag, or `*`.
@@ -57,7 +60,7 @@ public struct Response: Sendable, Equatable {
         let statusStart = index
         while index < line.count, line[index] != ASCII.space { index += 1 }
         guard let status = Status(rawValue: Grammar.string(line, statusStart..<index)) else {
-            throw ProtocolError(.badSyntax, "Unknown status in reply: expected OK, ERR, PROMPT, BYE, STATE or RIGHT.")
+            throw ProtocolError(.badSyntax, "Unknown status in reply: expected OK, ERR, PROMPT, BYE, STATE, RIGHT or DONE.")
         }
         var scanner = ArgumentScanner(bytes: line, index: index)
         let arguments = try scanner.scanArguments()

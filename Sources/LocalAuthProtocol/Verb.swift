@@ -42,6 +42,8 @@ public enum Verb: String, Sendable, CaseIterable, Hashable {
     case rightDecrypt = "right-decrypt"
     case rightExchange = "right-exchange"
     case rightList = "right-list"
+    // Version 1.3 additions: session agents (S-65).
+    case registerAgent = "register-agent"
 
     public var wireName: String { rawValue }
 
@@ -60,11 +62,13 @@ public enum Verb: String, Sendable, CaseIterable, Hashable {
         case .new: return ["uid", "service", "tty", "rhost"]
         case .set:
             return ["ctx", "fallback-title", "cancel-title", "reuse-duration", "interaction-not-allowed",
-                    "localized-reason"]
-        case .get, .fallback, .cancel, .invalidate: return ["ctx"]
+                    "localized-reason", "prompt"]
+        case .get, .invalidate: return ["ctx"]
+        // An app names its context; a session agent its request (S-68).
+        case .fallback, .cancel: return ["ctx", "request"]
         case .canEvaluate: return ["ctx", "policy"]
         case .evaluate: return ["ctx", "policy", "reason", "prompt", "notice"]
-        case .passcode: return ["ctx", "secret"]
+        case .passcode: return ["ctx", "request", "secret"]
         case .status: return ["uid"]
         case .setPasscode: return ["secret", "old-secret", "uid"]
         case .clearPasscode, .unlocked, .reset: return ["uid"]
@@ -80,6 +84,7 @@ public enum Verb: String, Sendable, CaseIterable, Hashable {
         case .rightSign, .rightDecrypt: return ["ctx", "identifier", "algorithm", "data"]
         case .rightExchange: return ["ctx", "identifier", "algorithm", "public-key", "requested-size", "shared-info"]
         case .rightList: return []
+        case .registerAgent: return ["session"]
         }
     }
 }

@@ -42,6 +42,9 @@ protocol ServerShell: AnyObject {
     func sensor(_ command: SensorCommand)
     /// Reopens the failed log (`LogHealth.canReopen` says whether this shell can).
     func reopenLog() throws -> Authenticator
+    /// Asks logind which session connection N's process belongs to (S-65);
+    /// `sessionLookedUp` brings the answer later.
+    func lookUpSession(_ id: Connection.ID, pid: ProcessID)
     /// SIGHUP: the configuration files read again, or why not; nil: this
     /// shell has none to read (the core is told nothing).
     func readConfiguration() -> Result<DaemonConfiguration, any Error>?
@@ -56,6 +59,8 @@ extension ServerShell {
     func reopenLog() throws -> Authenticator { throw CannotReopen() }
     /// A shell without key workers (the simulator, the core's harnesses) runs it in place.
     func runKeyJob(token: UInt64, _ job: KeyJob) -> KeyCompletion? { KeyCompletion(token: token, outcome: job.run()) }
+    /// A shell without logind: the lookup expires as unavailable (PeerSessions).
+    func lookUpSession(_ id: Connection.ID, pid: ProcessID) {}
     func releaseFreePages() {}
     func hang(seconds: UInt32) {}
 }
@@ -119,6 +124,8 @@ final class ActionPerformer {
             shell.sensor(command)
         case .reopenLog:
             core.logReopened(Result { try shell.reopenLog() })
+        case .lookUpSession(let id, let pid):
+            shell.lookUpSession(id, pid: pid)
         case .readConfiguration:
             if let read = shell.readConfiguration() { core.configurationRead(read) }
         case .releaseFreePages:

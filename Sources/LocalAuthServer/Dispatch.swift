@@ -54,6 +54,7 @@ extension ServerCore {
         VerbSpec(verb: .rightDecrypt, handler: { $0.rightDecrypt($1, $2) }),
         VerbSpec(verb: .rightExchange, handler: { $0.rightExchange($1, $2) }),
         VerbSpec(verb: .rightList, handler: { $0.rightList($1, $2) }),
+        VerbSpec(verb: .registerAgent, handler: { $0.registerAgent($1, $2) }),
     ].map { ($0.verb.rawValue, $0) }
 
     /// What still works while the log cannot record (fail closed).

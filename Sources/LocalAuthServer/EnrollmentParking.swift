@@ -110,13 +110,14 @@ extension ServerCore {
         enrollmentRefresh.removeWaiters { $0.connection == id }
         adminRights.removeWaiters { $0.connection == id }
         whereaboutsWaiters.removeAll { $0.parked.connection == id }
+        peerSessions.removeWaiters { $0.connection == id }
         resumable.removeAll { $0.connection == id }
     }
 
     /// Clean stop (S-32): every parked request is answered from what is
     /// recorded (`stopping` parks nothing more); the lines behind it are not read.
     func answerParkedRequests() {
-        let waiting = resumable + enrollmentRefresh.releaseAll() + adminRights.releaseAll() + whereaboutsWaiters.map(\.parked)
+        let waiting = resumable + enrollmentRefresh.releaseAll() + adminRights.releaseAll() + whereaboutsWaiters.map(\.parked) + peerSessions.releaseAll()
         resumable.removeAll()
         whereaboutsWaiters.removeAll()
         for parked in waiting where connections[parked.connection]?.isParked == true {

@@ -22,7 +22,7 @@ final class EventLoop {
         case adminLookups
         /// The rights' key operations (S-81).
         case keys
-        /// logind's D-Bus socket (S-61..S-63).
+        /// logind's D-Bus socket (S-61..S-63, S-65).
         case logindBus
     }
 
@@ -40,7 +40,7 @@ final class EventLoop {
     let adminLookups: LookupThread<GroupQuery, Bool>
     /// Backend=fprintd: the sensor, whose bus socket is one of our fds.
     private(set) var fprintd: FprintdSensor?
-    /// logind, when a rule of S-61..S-63 asks it something.
+    /// logind, when a rule of S-61..S-63 or a session agent's lookup (S-65) asks it something.
     private(set) var logind: LogindWatch?
     /// Every client socket, by the core's connection id.
     let sockets = ConnectionTable<FileDescriptor>()
@@ -87,9 +87,11 @@ final class EventLoop {
         try ticker.arm(afterNanoseconds: 100_000_000, intervalNanoseconds: 100_000_000)
         core.whereabouts.hostName = Self.hostName()
         let biometry = core.configuration.biometry
-        if biometry.type != .none, biometry.skipRemote || biometry.lidClosedInaccessible || biometry.cancelOnSuspend {
-            logind = LogindWatch(address: biometry.logindBus, server: core, epoll: epoll)
-        }
+        // S-61..S-63 only with a sensor and one of their keys on; session
+        // agents (S-65) whatever the sensor.
+        let whereabouts = biometry.type != .none
+            && (biometry.skipRemote || biometry.lidClosedInaccessible || biometry.cancelOnSuspend)
+        logind = LogindWatch(address: biometry.logindBus, server: core, epoll: epoll, whereabouts: whereabouts)
         if core.configuration.biometry.backend == .fprintd {
             let sensor = try FprintdSensor(address: core.configuration.biometry.fprintdBus, epoll: epoll)
             fprintd = sensor

@@ -74,6 +74,15 @@ extension EventLoop: ServerShell {
         return try reopen()
     }
 
+    /// The answer comes back through `sessionLookedUp`, in this turn when it
+    /// cannot be asked (its requests then run at the turn's end).
+    func lookUpSession(_ id: Connection.ID, pid: ProcessID) {
+        guard let logind else {
+            return core.sessionLookedUp(id, PeerSession(session: .unavailable("logind is not running."), process: nil))
+        }
+        logind.lookUpPinned(id, socket: sockets[id], pid: pid)
+    }
+
     /// SIGHUP: the configuration files, read again; a valid one that is
     /// probably not what was meant is warned about (its group lookups are
     /// NSS), ahead of the core's "Reloaded" entry.

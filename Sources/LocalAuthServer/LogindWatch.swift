@@ -5,6 +5,17 @@
 // looked for once, at start: without a system bus, or with nothing owning
 // org.freedesktop.login1 (a container), the core hears it is absent and
 // nothing waits for it (no client is remote by its session, the lid is open).
+//
+// Session agents (S-65, S-66) ask it too (`lookUpPinned`): which session a
+// connection's process is in, with the process pinned by its pidfd so that
+// the answer is about the process that connected. The pidfd is taken from
+// the socket (SO_PEERPIDFD); logind is asked by pid (Debian 12's systemd 252
+// has no pidfd variant of GetSessionByPID); a process that exited before
+// the answer came makes it "unavailable" (its pid may name another process
+// by then). The pidfd's inode (pidfs) goes with the answer: what an agent
+// checks its own pidfd of the pid against (S-67). S-61..S-63's questions
+// are asked only when `whereabouts` (biometry configured and one of their
+// keys on); agents' whenever a request needs it.
 import LocalAuthCore
 import LocalAuthSystem
 
@@ -18,8 +29,10 @@ final class LogindWatch: LogindPort {
     private var logind: Logind?
     private var registeredFD: Int32 = -1
     private var watchingWritable = false
+    /// S-65: pinned lookups asked and not answered, with the pidfd of each process.
+    private var pinned: [Connection.ID: PinnedProcess] = [:]
 
-    init(address: String?, server: ServerCore, epoll: Epoll) {
+    init(address: String?, server: ServerCore, epoll: Epoll, whereabouts: Bool = true) {
         self.server = server
         self.epoll = epoll
         do {
@@ -29,6 +42,7 @@ final class LogindWatch: LogindPort {
             self.bus = bus
             let logind = Logind(bus: bus)
             self.logind = logind
+            guard whereabouts else { return }
             if server.whereabouts.settings.cancelOnSuspend {
                 try logind.watchSleep { [unowned self] suspending in self.server.logindSleep(suspending) }
             }
@@ -46,6 +60,52 @@ final class LogindWatch: LogindPort {
             if case .unavailable(let error) = lookup, error.absent { self.server.logindAbsent() }
             self.server.logindSessionAnswered(connection, lookup)
         }
+    }
+
+    /// S-65: which session connection `id`'s process (on `socket`,
+    /// SO_PEERCRED `pid`) belongs to, pinned; the answer goes to
+    /// `sessionLookedUp`, at once when logind cannot be asked.
+    func lookUpPinned(_ id: Connection.ID, socket: FileDescriptor?, pid: Int32) {
+        guard let socket, pid > 0 else {
+            return server.sessionLookedUp(id, PeerSession(session: .unavailable("The connection has no process to ask about."),
+                                                          process: nil))
+        }
+        let process: PinnedProcess
+        do {
+            process = try PinnedProcess(peerOf: socket.rawValue, pid: pid)
+        } catch {
+            return server.sessionLookedUp(id, PeerSession(session: .unavailable("Its process cannot be pinned (\(error))."),
+                                                          process: nil))
+        }
+        guard let logind else {
+            return server.sessionLookedUp(id, PeerSession(session: .unavailable("logind is not running."), process: process.inode))
+        }
+        pinned[id] = process
+        logind.session(ofProcess: pid, timeoutMicros: LogindWatch.callTimeout) { [unowned self] lookup in
+            self.pinnedAnswered(id, lookup)
+        }
+    }
+
+    private func pinnedAnswered(_ id: Connection.ID, _ lookup: SessionLookup) {
+        guard let process = pinned.removeValue(forKey: id) else { return }
+        let session: PeerSession.Session
+        if process.hasExited {
+            session = .unavailable("The process exited before logind answered.")
+        } else {
+            switch lookup {
+            case .session(let found):
+                session = AgentRoute.isValidSession(found.id)
+                    ? .session(id: found.id, uid: found.uid, remote: found.remote, remoteHost: found.remoteHost)
+                    : .unavailable("logind named a session id outside its grammar.")
+            case .noSession:
+                session = .none
+            case .unavailable(let error):
+                session = .unavailable(error.message)
+            }
+        }
+        let inode = process.inode
+        process.close()
+        server.sessionLookedUp(id, PeerSession(session: session, process: inode))
     }
 
     func askLid() {
@@ -90,6 +150,11 @@ final class LogindWatch: LogindPort {
         bus?.close()
         bus = nil
         logind = nil
+        let asked = pinned
+        pinned.removeAll()
+        for (id, process) in asked.sorted(by: { $0.key < $1.key }) {
+            server.sessionLookedUp(id, PeerSession(session: .unavailable("The connection to logind was lost."), process: process.inode))
+        }
         if server.logindPort === self { server.logindPort = nil }
         server.logindAbsent()
     }

@@ -38,7 +38,14 @@ extension ServerCore {
         // S-7: a new passcode or a reset starts the repeat memory afresh.
         wrongPasscodes.fold(event.body)
         switch event.body {
+        case .promptsRouted(_, let ctx, _, let route):
+            promptsRouted(ctx, route)
         case .promptShown(let uid, let ctx, _, let prompt):
+            // S-66: a routed evaluation's prompts go to its agent only.
+            if !agents.isEmpty, let destination = agents.destination(of: ctx) {
+                guard let context = authenticator.state.contexts[ctx], let evaluation = context.evaluation else { return }
+                return sendAgentPrompt(destination, uid: uid, ctx: ctx, prompt, context, evaluation)
+            }
             guard let (connection, tag) = evaluationOwner(ctx), let context = authenticator.state.contexts[ctx],
                   let evaluation = context.evaluation else { return }
             writer.bytes.removeAll(keepingCapacity: true)
@@ -65,6 +72,7 @@ extension ServerCore {
             send(writer.bytes, to: connection)
         case .evaluationSucceeded(let uid, let ctx, _, let method):
             journalEvaluationEnd(uid: uid, ctx: ctx, seq: seq, method: method, failure: nil)
+            if !agents.isEmpty, let destination = agents.close(ctx) { sendAgentDone(destination, result: "success") }
             if !pendingRights.isEmpty { rightEvaluationSucceeded(ctx, method: method) }
             guard let (connection, tag) = evaluationOwner(ctx) else { return }
             connections[connection]?.evaluationTags[ctx] = nil
@@ -83,6 +91,7 @@ extension ServerCore {
             send(writer.bytes, to: connection)
         case .evaluationFailed(let uid, let ctx, _, let failure):
             journalEvaluationEnd(uid: uid, ctx: ctx, seq: seq, method: nil, failure: failure)
+            if !agents.isEmpty, let destination = agents.close(ctx) { sendAgentDone(destination, result: failure.code.wireName) }
             if !pendingRights.isEmpty { rightEvaluationFailed(ctx) }
             guard let (connection, tag) = evaluationOwner(ctx) else { return }
             connections[connection]?.evaluationTags[ctx] = nil

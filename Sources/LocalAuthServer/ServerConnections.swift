@@ -270,6 +270,7 @@ extension ServerCore {
             connection.partialLineSince = nil
         }
         markForFlush(id)
+        if !agents.isEmpty { endAgent(of: id) }
         endContexts(of: id)
         // No more reading: watch only for writability while output is unsent.
         guard let unsent = connections[id]?.output.hasUnsent else { return }
@@ -283,7 +284,9 @@ extension ServerCore {
         if state == .open(.parked) { forgetParked(id) }
         // Stops any line loop still running for this connection.
         connections[id]?.state = .closed
+        if !agents.isEmpty { endAgent(of: id) }
         if connections[id]?.contexts.isEmpty == false { endContexts(of: id) }
+        peerSessions.forget(id)
         if !watches.isEmpty { forgetWatches(of: id) }
         whereabouts.forget(id)
         actions.append(.close(id))

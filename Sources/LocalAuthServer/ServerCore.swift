@@ -106,6 +106,10 @@ final class ServerCore {
     var canReload = false
     /// `watch`es (WatchVerbs.swift); empty unless someone watches.
     var watches = WatchTable()
+    /// Session agents and their open requests (S-65..S-68, AgentVerbs.swift).
+    var agents = AgentTable()
+    /// What logind said of each connection's process, asked when needed (S-65, S-66).
+    var peerSessions = PeerSessions<ParkedRequest>()
     /// LARight's rights and the key of their secrets (RightVerbs.swift);
     /// the daemon sets both before it serves.
     var rights = RightStore(path: "/dev/null")
@@ -219,6 +223,7 @@ final class ServerCore {
     /// The tick's deadlines, judged at the turn's time.
     func tickTimers(_ current: Int64) {
         expireAdminLookups()
+        expireSessionLookups()
         if !sensor.isSimulated { expireEnrollmentQueries() }
         judgeSpaceReserve()
         pruneIdleAllowances()

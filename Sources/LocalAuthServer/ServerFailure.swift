@@ -39,6 +39,8 @@ extension ServerCore {
                 markForFlush(connection)
             }
         }
+        // Their agents' requests end too (nothing could be recorded).
+        endAgentRequestsForFailure()
         // F-49: the evaluations just answered no longer wait for a reading
         // (none could be recorded): every scan stops and fprintd's claim is
         // released now, not left held across the failure and the reopen

@@ -17,7 +17,9 @@ extension ServerCore {
         // (S-33; the simulator's seed 143 stopped with one unanswered).
         if logHealth.isRecording, let failure = authenticator.recorder.failure { failClosed(failure) }
         answerParkedRequests()
-        // Final answers for running evaluations go to their owners first.
+        // Final answers for running evaluations go to their owners first
+        // (and to the agents that prompted for them, as DONE).
+        unregisterAgentsForShutdown()
         run(.stop, connection: nil, tag: nil, now: now)
         for connection in connections.keys {
             connections.withValue(connection) { connection in

@@ -48,6 +48,10 @@ public final class Oracle {
         public var combinedPrompts = 0
         public var passcodeHalvesEnded = 0
         public var scansJudged = 0
+        /// S-66: evaluations an app heard go to its session's agent, and
+        /// the prompt lines agents were sent.
+        public var routedEvaluations = 0
+        public var agentPrompts = 0
     }
 
     func violation(_ text: String) {
@@ -92,6 +96,8 @@ public final class Oracle {
     func countShortWrite() { figures.shortWrites += 1 }
     func countSplitRead() { figures.splitReads += 1 }
     func countWatchState() { figures.watchStates += 1 }
+    func countRoutedEvaluation() { figures.routedEvaluations += 1 }
+    func countAgentPrompt() { figures.agentPrompts += 1 }
     func countCombinedPrompt(halfEnded: Bool) {
         if halfEnded { figures.passcodeHalvesEnded += 1 } else { figures.combinedPrompts += 1 }
     }
@@ -160,6 +166,8 @@ extension Oracle.Figures {
         combinedPrompts += other.combinedPrompts
         passcodeHalvesEnded += other.passcodeHalvesEnded
         scansJudged += other.scansJudged
+        routedEvaluations += other.routedEvaluations
+        agentPrompts += other.agentPrompts
         for (fault, count) in other.faults { faults[fault, default: 0] += count }
     }
 
@@ -172,7 +180,8 @@ extension Oracle.Figures {
                      ("hostile-lines", hostileLines), ("disconnects", disconnects), ("trail-entries", trailEntries), ("check-runs", checkRuns), ("space-changes", spaceChanges), ("reserve-refusals", reserveRefusals),
                      ("passcode-jobs", passcodeJobs), ("short-writes", shortWrites), ("split-reads", splitReads),
                      ("watch-states", watchStates), ("combined-prompts", combinedPrompts),
-                     ("passcode-halves-ended", passcodeHalvesEnded)]
+                     ("passcode-halves-ended", passcodeHalvesEnded), ("routed-evaluations", routedEvaluations),
+                     ("agent-prompts", agentPrompts)]
         for fault in DiskFault.allCases { pairs.append(("fault-" + fault.key, faults[fault] ?? 0)) }
         return "figures " + pairs.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
     }
@@ -188,6 +197,7 @@ extension Oracle.Figures {
         lines.append("free space changed \(spaceChanges) times, requests refused for the space reserve \(reserveRefusals)")
         lines.append("journal trail entries checked \(trailEntries), passcode jobs run \(passcodeJobs), short writes \(shortWrites), reads that split what waited \(splitReads), watch STATE lines judged \(watchStates)")
         lines.append("combined prompts (S-60) \(combinedPrompts), biometric prompts after the passcode half ended \(passcodeHalvesEnded)")
+        lines.append("evaluations prompted by a session agent (S-66) \(routedEvaluations), prompt lines agents were sent \(agentPrompts)")
         for fault in DiskFault.allCases { lines.append("fault: \(fault.rawValue): \(faults[fault] ?? 0)") }
         return lines.joined(separator: "\n")
     }

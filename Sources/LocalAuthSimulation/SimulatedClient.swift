@@ -11,7 +11,10 @@
 // uid or a cancel-watch is answered, and reach a client that may not
 // administer only about its own uid. And S-60: only an `evaluate` that
 // asked for `prompt=combined` sees a `biometric-or-passcode` prompt or a
-// `retry-after` on a biometric one (a v1 client never does).
+// `retry-after` on a biometric one (a v1 client never does). And session
+// agents (S-66, S-67): an app whose evaluation went to an agent hears one
+// `PROMPT kind=agent` and then only the final answer; an agent hears its
+// requests' PROMPT lines and then exactly one DONE each, nothing after it.
 import LocalAuthCore
 import LocalAuthProtocol
 
@@ -39,6 +42,14 @@ final class SimulatedClient {
     private var prompted: Set<String> = []
     /// S-60: `evaluate` tags that asked for the combined prompt.
     private var combined: Set<String> = []
+    /// S-66: `evaluate` tags whose prompts went to a session agent.
+    private var routed: Set<String> = []
+    /// S-65: the tag of its `register-agent` once answered OK; the
+    /// requests it was sent and that have not ended, and those that ended.
+    private var agentTag: String?
+    var isAgent: Bool { agentTag != nil }
+    private(set) var agentRequests: Set<String> = []
+    private var endedRequests: Set<String> = []
     /// `* BYE` came, and `* ERR` lines that say replies were lost (the log
     /// failed while they were held, or the client read too slowly).
     private(set) var sawBye = false
@@ -111,6 +122,10 @@ final class SimulatedClient {
                 judgeState(tag: tag, rest: rest, oracle: oracle)
                 continue
             }
+            if tag == agentTag, status == "PROMPT" || status == "DONE" {
+                judgeAgentLine(status: status, rest: rest, oracle: oracle)
+                continue
+            }
             judge(tag: tag, status: status, rest: rest, oracle: oracle)
         }
     }
@@ -120,6 +135,18 @@ final class SimulatedClient {
             return oracle.violation("S-33: \(tag) of uid \(uid) got \(status) after its final answer")
         }
         if let ctx = running[tag] {
+            if status == "PROMPT", rest == "kind=agent" {
+                // S-66: once, and nothing of the prompts after it.
+                if !routed.insert(tag).inserted || prompted.contains(tag) {
+                    oracle.violation("S-66: \(tag) of uid \(uid) got kind=agent after another prompt line")
+                }
+                prompted.insert(tag)
+                oracle.countRoutedEvaluation()
+                return
+            }
+            if status == "PROMPT", routed.contains(tag) {
+                return oracle.violation("S-66: \(tag) of uid \(uid), prompted by an agent, got \(rest.prefix(80))")
+            }
             if status == "PROMPT" {
                 prompted.insert(tag)
                 let both = rest.hasPrefix("kind=biometric-or-passcode ")
@@ -137,6 +164,7 @@ final class SimulatedClient {
             atPasscode.remove(tag)
             prompted.remove(tag)
             combined.remove(tag)
+            routed.remove(tag)
             answered.insert(tag)
             pending[tag] = nil
             oracle.answeredEvaluation()
@@ -144,6 +172,10 @@ final class SimulatedClient {
             return
         }
         guard let verb = pending.removeValue(forKey: tag) else { return }  // `*` lines, answers to hostile lines
+        if verb == "register-agent", status == "OK" {
+            if agentTag != nil { oracle.violation("S-65: uid \(uid)'s connection registered as an agent twice") }
+            agentTag = tag
+        }
         if verb == "new", status == "OK", let word = rest.split(separator: " ").first(where: { $0.hasPrefix("ctx=") }) {
             contexts.append(String(word.dropFirst(4)))
         }
@@ -165,6 +197,29 @@ final class SimulatedClient {
                 }
                 watching[tag] = target
             }
+        }
+    }
+
+    /// A line to this agent (S-67): PROMPTs of a request until its one DONE.
+    private func judgeAgentLine(status: String, rest: String, oracle: Oracle) {
+        guard let number = rest.split(separator: " ").first(where: { $0.hasPrefix("request=") })?.dropFirst(8) else {
+            return oracle.violation("S-67: an agent line without its request: \(rest.prefix(80))")
+        }
+        let request = String(number)
+        if endedRequests.contains(request) {
+            return oracle.violation("S-67: agent of uid \(uid) got \(status) for request \(request) after its DONE")
+        }
+        if status == "PROMPT" {
+            if !rest.contains(" app-uid=\(uid) ") {
+                oracle.violation("S-66: agent of uid \(uid) was sent another user's prompt: \(rest.prefix(120))")
+            }
+            agentRequests.insert(request)
+            oracle.countAgentPrompt()
+        } else {
+            if agentRequests.remove(request) == nil {
+                oracle.violation("S-67: agent of uid \(uid) got DONE for request \(request), which it was never sent")
+            }
+            endedRequests.insert(request)
         }
     }
 
@@ -202,6 +257,10 @@ final class SimulatedClient {
         watchTargets.removeAll()
         watching.removeAll()
         retiredWatches.removeAll()
+        routed.removeAll()
+        agentTag = nil
+        agentRequests.removeAll()
+        endedRequests.removeAll()
         sawBye = false
         lostReplies = false
     }

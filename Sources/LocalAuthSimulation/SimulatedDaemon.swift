@@ -66,6 +66,10 @@ final class SimulatedDaemon {
     var sockets: [Connection.ID: SimulatedSocket] = [:]
     /// AdminGroup lookups asked (the lookup thread answers in order).
     private(set) var lookups: [GroupQuery] = []
+    /// The simulated logind: which session each client pid is in (S-65),
+    /// and the session lookups asked (`.lookUpSession`), answered later.
+    var sessionOfPid: [Int32: (id: String, uid: UserID)] = [:]
+    private(set) var sessionLookups: [(id: Connection.ID, pid: Int32)] = []
     /// Jobs the core started, not yet finished by a worker.
     private(set) var jobs: [(token: UInt64, job: PasscodeWorkers.Job)] = []
     var notifications: [String] = []
@@ -249,6 +253,18 @@ final class SimulatedDaemon {
         perform()
     }
 
+    /// logind answers one session lookup (the run picks which), or cannot
+    /// (`unavailable`). The pidfs inode is the pid's, offset.
+    func answerSessionLookup(unavailable: Bool) {
+        guard !sessionLookups.isEmpty else { return }
+        let (id, pid) = sessionLookups.remove(at: below(sessionLookups.count))
+        let session: PeerSession.Session = unavailable ? .unavailable("logind is not running (simulated).")
+            : sessionOfPid[pid].map { .session(id: $0.id, uid: $0.uid, remote: false, remoteHost: "") } ?? .none
+        turn()
+        core.sessionLookedUp(id, PeerSession(session: session, process: UInt64(90_000 + Int(pid))))
+        perform()
+    }
+
     /// The lookup thread answers its oldest query (NSS: is `uid` in the group?).
     func answerLookup(member: (UserID) -> Bool) {
         guard !lookups.isEmpty else { return }
@@ -338,6 +354,8 @@ extension SimulatedDaemon: ServerShell {
     func lookUpGroup(_ query: GroupQuery) { lookups.append(query) }
 
     func reopenLog() throws -> Authenticator { try reopen() }
+
+    func lookUpSession(_ id: Connection.ID, pid: ProcessID) { sessionLookups.append((id, pid)) }
 
     func readConfiguration() -> Result<DaemonConfiguration, any Error>? { .success(configuration()) }
 }

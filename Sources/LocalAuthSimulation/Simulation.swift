@@ -102,7 +102,13 @@ public final class Simulation {
         case 470..<540: sensorReads()
         case 540..<600: trace("a worker finishes a job"); daemon.finishJob()
         case 600..<630: socketDrains()
-        case 630..<760: trace("end of turn"); daemon.endTurn()
+        case 630..<760:
+            // logind answers within a turn or two, mostly (S-65).
+            if !daemon.sessionLookups.isEmpty, random.chance(50) {
+                trace("logind answers a session lookup")
+                daemon.answerSessionLookup(unavailable: random.chance(3))
+            }
+            trace("end of turn"); daemon.endTurn()
         case 760..<850: trace("sync thread"); daemon.recorder.syncIfAsked()
         case 850..<900: passTime()
         case 900..<908: reloadRules()
@@ -110,7 +116,10 @@ public final class Simulation {
         case 915..<930: disconnect()
         case 930..<935: crash()
         case 935..<937: cleanStop()
-        case 937..<960: nssAnswers()
+        case 937..<950: nssAnswers()
+        case 950..<960:
+            trace("logind answers a session lookup")
+            daemon.answerSessionLookup(unavailable: random.chance(5))
         case 965..<972: diskSpaceChanges()
         case 960..<965:
             // A client stops reading for a while (its replies pile up: MaxPendingBytes, the closing timeout).
@@ -128,6 +137,14 @@ public final class Simulation {
 
     private func connect(_ client: SimulatedClient) {
         nextPid += 1
+        // logind (S-65): most processes are in one of their user's two
+        // sessions, some in another user's (su), some in none.
+        switch random.below(10) {
+        case 0..<4: daemon.sessionOfPid[nextPid] = ("s\(client.uid)", client.uid)
+        case 4..<7: daemon.sessionOfPid[nextPid] = ("t\(client.uid)", client.uid)
+        case 7: daemon.sessionOfPid[nextPid] = ("s1000", 1000)
+        default: break
+        }
         daemon.connect(client, pid: nextPid)
         trace("uid \(client.uid) connects (\(client.connection.map(String.init) ?? "refused"))")
     }

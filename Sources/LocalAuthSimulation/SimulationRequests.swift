@@ -8,6 +8,21 @@ import LocalAuthCore
 extension Simulation {
     /// One write's worth: one request line, or a few pipelined.
     func line(for client: SimulatedClient) -> [UInt8] {
+        // S-65, S-66: a client becomes its session's agent now and then, and
+        // asks for its session's agent on one of its contexts.
+        if !client.isAgent, random.chance(8) { return client.request("register-agent") }
+        if let ctx = client.contexts.last, random.chance(8) { return client.request("set", [("ctx", ctx), ("prompt", "agent")]) }
+        // A session agent answers a prompt it was sent (S-68), by request number.
+        if let number = client.agentRequests.sorted().first, random.chance(40) {
+            switch random.below(10) {
+            case 0..<6:
+                let secret = random.chance(40) ? (passcodes.passcode(of: client.uid) ?? "") : "wrong-\(random.below(3))"
+                return client.request("passcode", [("request", number), ("secret", secret)])
+            case 6..<8: return client.request("cancel", [("request", number)])
+            case 8: return client.request("fallback", [("request", number)])
+            default: return client.request("cancel", [("request", String(random.below(50)))])
+            }
+        }
         // Several evaluations at their passcode prompt, answered at once
         // (mostly wrong): a delay that the first verdict starts must refuse
         // the checks queued behind it (S-46).
@@ -59,7 +74,11 @@ extension Simulation {
         case 61..<65: return client.request("cancel", [("ctx", ctx)])
         case 65..<70: return client.request("invalidate", [("ctx", ctx)])
         case 70..<74: return client.request("status")
-        case 74..<77: return client.request("ping")
+        case 74..<76: return client.request("ping")
+        case 76..<77:
+            // S-65: mostly for its own session; now and then one it names (its own or not).
+            if random.chance(70) { return client.request("register-agent") }
+            return client.request("register-agent", [("session", random.pick(["s1000", "t1001", "s\(client.uid)"]))])
         case 77..<78: return client.request("quit")
         case 78..<82: return client.request("enroll", [("uid", String(random.pick(others)))])
         case 82..<85: return client.request("reset", [("uid", String(random.pick(others)))])
@@ -72,7 +91,7 @@ extension Simulation {
             let property = random.pick([("reuse-duration", String(random.pick([0, 5, 60, 400]))),
                                         ("interaction-not-allowed", random.chance(50) ? "true" : "false"),
                                         ("fallback-title", random.pick(["", "Use Passcode", "x y"])),
-                                        ("reuse-duration", "-1")])
+                                        ("reuse-duration", "-1"), ("prompt", "agent"), ("prompt", "agent")])
             return client.request("set", [("ctx", ctx), property])
         case 92..<94:
             // LAEnvironment's observers: its own uid mostly, another's (admin only) now and then.

@@ -75,7 +75,8 @@ final class ConfigurationParserTests: XCTestCase {
         XCTAssertFalse(d.biometry.passcodeRequiredAfterBoot)
         XCTAssertEqual(d.passcode.backend, .builtin)
         XCTAssertEqual(d.passcode.shadowFile, "/etc/shadow")
-        XCTAssertFalse(d.passcode.clientPrompts)
+        XCTAssertEqual(d.passcode.clientPrompts, .agent, "S-68: session agents take passcode prompts by default")
+        XCTAssertNil(d.biometry.logindBus)
         XCTAssertEqual(d.passcode.delayAfterFailures, 6)
         XCTAssertEqual(d.passcode.backoff, [60 * s, 300 * s, 900 * s, 3600 * s])
         XCTAssertEqual(d.passcode.maxPasscodeFailures, 0)
@@ -140,7 +141,7 @@ final class ConfigurationParserTests: XCTestCase {
         XCTAssertTrue(c.biometry.passcodeRequiredAfterBoot)
         XCTAssertEqual(c.passcode.backend, .shadow)
         XCTAssertEqual(c.passcode.shadowFile, "/tmp/shadow")
-        XCTAssertTrue(c.passcode.clientPrompts)
+        XCTAssertEqual(c.passcode.clientPrompts, .yes)
         XCTAssertEqual(c.passcode.delayAfterFailures, 3)
         XCTAssertEqual(c.passcode.backoff, [60 * s, 330 * s])
         XCTAssertEqual(c.passcode.maxPasscodeFailures, 10)
@@ -204,7 +205,7 @@ final class ConfigurationParserTests: XCTestCase {
             ("[Biometry]\nPasscodeRequiredAfterBoot=maybe\n", 2, "expected a boolean: yes, no"),
             ("[Passcode]\nBackend=pam\n", 2, "expected one of builtin, shadow"),
             ("[Passcode]\nShadowFile=etc/shadow\n", 2, "bad value 'etc/shadow' for ShadowFile="),
-            ("[Passcode]\nClientPrompts=sometimes\n", 2, "expected a boolean: yes, no"),
+            ("[Passcode]\nClientPrompts=sometimes\n", 2, "expected no, agent or yes"),
             ("[Passcode]\nDelayAfterFailures=0\n", 2, "bad value '0' for DelayAfterFailures="),
             ("[Passcode]\nBackoffSec=60 0 900\n", 2, "bad value '60 0 900' for BackoffSec= in [Passcode]: expected a list of time spans greater than 0"),
             ("[Passcode]\nBackoffSec=1min 30x\n", 2, "bad value '1min 30x' for BackoffSec="),
@@ -288,3 +289,15 @@ final class ConfigurationParserTests: XCTestCase {
     }
 }
 
+
+extension ConfigurationParserTests {
+    func test_S68_clientPromptsTakesNoAgentOrYesAndTheBooleansOfBefore() throws {
+        for (text, expected) in [("agent", ClientPrompts.agent), ("no", .no), ("false", .no), ("0", .no), ("yes", .yes),
+                                 ("true", .yes), ("on", .yes)] {
+            XCTAssertEqual(try parse(("a.conf", "[Passcode]\nClientPrompts=\(text)")).passcode.clientPrompts, expected, text)
+        }
+        let error = failure("[Passcode]\nClientPrompts=agents")
+        XCTAssertTrue(error?.message.contains("no, agent or yes") == true, error?.message ?? "accepted")
+        XCTAssertEqual(try parse(("a.conf", "[Biometry]\nLogindBus=unix:path=/tmp/bus")).biometry.logindBus, "unix:path=/tmp/bus")
+    }
+}

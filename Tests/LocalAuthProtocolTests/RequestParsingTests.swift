@@ -229,7 +229,7 @@ final class RequestParsingTests: XCTestCase {
         XCTAssertEqual(ProtocolErrorName.allCases.map(\.wireName), [
             "bad-syntax", "unknown-verb", "bad-argument", "missing-argument", "unknown-context",
             "permission-denied", "bad-state", "busy", "limit-exceeded", "line-too-long", "unavailable", "internal",
-            "unknown-right", "not-authorized",
+            "unknown-right", "not-authorized", "unknown-request",
         ])
         for name in ProtocolErrorName.allCases { XCTAssertEqual(ProtocolErrorName(wireName: name.wireName), name) }
     }

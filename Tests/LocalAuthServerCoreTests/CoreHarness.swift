@@ -72,6 +72,12 @@ final class CoreHarness {
     var jobs: [(token: UInt64, job: PasscodeWorkers.Job)] = []
     /// AdminGroup lookups asked for (`.lookUpGroup`), unanswered until the test answers.
     var lookups: [GroupQuery] = []
+    /// logind's sessions as the test sets them (pid -> session, user, remote),
+    /// and the session lookups asked for (`.lookUpSession`).
+    var sessions: [ProcessID: (id: String, uid: UserID)] = [:]
+    var sessionLookups: [(id: Connection.ID, pid: ProcessID)] = []
+    /// Answer session lookups at once from `sessions` (else the test answers them).
+    var answersSessionsAtOnce = true
     /// How many bytes a `.send` may write (nil: all; 0: the peer does not read).
     var socketRoom: Int?
     /// CLOCK_MONOTONIC, ns.
@@ -102,8 +108,8 @@ final class CoreHarness {
         core.beginTurn(TurnTime(wall: 1_700_000_000_000_000 + micros, boot: micros, monotonic: monotonic))
     }
 
-    func open(uid: UserID) -> Connection.ID? {
-        let admission = core.connectionOpened(peer: PeerCredentials(pid: 1, uid: uid, gid: uid))
+    func open(uid: UserID, pid: ProcessID = 1) -> Connection.ID? {
+        let admission = core.connectionOpened(peer: PeerCredentials(pid: pid, uid: uid, gid: uid))
         perform()
         guard case .accepted(let id) = admission else { return nil }
         return id
@@ -210,5 +216,14 @@ extension CoreHarness: ServerShell {
         try passcodes.commit(record, for: uid)
     }
     func lookUpGroup(_ query: GroupQuery) { lookups.append(query) }
+    /// logind as `sessions` says, pidfs inode 70000 + pid (S-65).
+    func lookUpSession(_ id: Connection.ID, pid: ProcessID) {
+        sessionLookups.append((id, pid))
+        if answersSessionsAtOnce { answerSession(id, pid: pid) }
+    }
+    func answerSession(_ id: Connection.ID, pid: ProcessID, _ override: PeerSession.Session? = nil) {
+        let session = override ?? sessions[pid].map { .session(id: $0.id, uid: $0.uid, remote: false, remoteHost: "") } ?? PeerSession.Session.none
+        core.sessionLookedUp(id, PeerSession(session: session, process: UInt64(70_000 + Int(pid))))
+    }
     func readConfiguration() -> Result<DaemonConfiguration, any Error>? { nil }
 }

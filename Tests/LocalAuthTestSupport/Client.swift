@@ -18,6 +18,8 @@ public final class Client {
     public let writeFD: Int32
     /// The socat child, for clients of another uid.
     private var helper: pid_t?
+    /// The socat child's pid (the peer the daemon sees), for clients of another uid.
+    public var helperPID: pid_t? { helper }
     private var inbox: [UInt8] = []
     private var stash: [String] = []
     public private(set) var sawEOF = false

@@ -22,6 +22,18 @@
 
 /// SO_PEERCRED of a connected AF_UNIX socket. Returns 0, or -1 with errno.
 int la_peer_credentials(int fd, int32_t *pid, uint32_t *uid, uint32_t *gid);
+
+// MARK: Pinned processes (pidfd.c)
+
+/// A pidfd of the process that connected to socket `fd` (SO_PEERPIDFD,
+/// Linux 6.5); -1 with errno (ENOPROTOOPT on older kernels).
+int la_peer_pidfd(int fd);
+/// pidfd_open(pid, 0); -1 with errno.
+int la_pidfd_open(int32_t pid);
+/// The pidfd's inode number: on pidfs (Linux 6.9) one per process, never reused while the system runs.
+int la_pidfd_inode(int pidfd, uint64_t *inode);
+/// 1 when the pidfd's process has exited, 0 while it runs, -1 on error.
+int la_pidfd_exited(int pidfd);
 /// accept4(fd, NULL, NULL, flags); flags from LA_SOCK_NONBLOCK | LA_SOCK_CLOEXEC.
 int la_accept4(int fd, int flags);
 

@@ -30,6 +30,11 @@ extension ServerCore {
             guard let property = ContextProperty(name: argument.key, value: argument.value) else {
                 return reply(connection, request.tag, ProtocolError(.badArgument, "Bad value for \(argument.key)."))
             }
+            // S-66: an on-behalf context's prompt is its PAM conversation.
+            if property == .prompt(.agent), onBehalfOrigins[ctx] != nil {
+                return reply(connection, request.tag, ProtocolError(.badArgument,
+                    "prompt=agent: a context opened on behalf of a user is prompted through its PAM conversation."))
+            }
             properties.append(property)
         }
         // All values and caps were checked first, so a bad one changes nothing.
@@ -54,7 +59,7 @@ extension ServerCore {
             ("domain-state", context.domainState.description), ("fallback-title", context.fallbackTitle ?? ContextState.defaultFallbackTitle),
             ("cancel-title", context.effectiveCancelTitle), ("reuse-duration", String(context.reuseDuration)),
             ("interaction-not-allowed", context.interactionNotAllowed ? "true" : "false"),
-        ])
+        ] + (context.prompt == .agent ? [("prompt", "agent")] : []))
     }
 
     func invalidate(_ request: Request, _ connection: Connection.ID) {

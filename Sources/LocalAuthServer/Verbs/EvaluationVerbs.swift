@@ -14,6 +14,12 @@ extension ServerCore {
         // S-61..S-63: so is the wait for logind's word on where the client is.
         if parkedForWhereabouts(request, ctx: ctx, policy: policy, connection) { return }
         if policy.dependsOnFingers { asked.options.biometryBlocked = biometryBlock(ctx, connection) }
+        // S-66: the session's agent, when the context asked for it (may wait for logind).
+        var options = asked.options
+        switch agentRouting(for: ctx, request, connection) {
+        case .parked: return
+        case .route(let route): options.route = route
+        }
         // S-21: a missing reason is bad-argument (Apple raises), like an empty one.
         let reason = request.arguments.value(for: "reason") ?? ""
         if let refusal = checkValueCap(reason, key: "reason") ?? loggedRequestRefusal(connection, events: 1) {
@@ -22,7 +28,7 @@ extension ServerCore {
         let previousTag = connections[connection]?.evaluationTags[ctx]
         if previousTag == nil { connections[connection]?.evaluationTags[ctx] = request.tag }
         if previousTag == nil, asked.notice { connections[connection]?.notices.insert(ctx) }
-        let outcome = run(.evaluate(ctx: ctx, policy: policy, reason: reason, options: asked.options),
+        let outcome = run(.evaluate(ctx: ctx, policy: policy, reason: reason, options: options),
                           connection: connection, tag: request.tag, now: now)
         if events(outcome, connection, request.tag) == nil, previousTag == nil {
             connections[connection]?.evaluationTags[ctx] = nil
@@ -31,13 +37,26 @@ extension ServerCore {
     }
 
     func fallback(_ request: Request, _ connection: Connection.ID) {
-        guard let ctx = ownedContext(request, connection) else { return }
+        guard let ctx = answeredContext(request, connection) else { return }
         answer(.fallback(ctx: ctx), request, connection)
     }
 
     func cancel(_ request: Request, _ connection: Connection.ID) {
-        guard let ctx = ownedContext(request, connection) else { return }
+        guard let ctx = answeredContext(request, connection) else { return }
         answer(.cancel(ctx: ctx), request, connection)
+    }
+
+    /// The context a `fallback` or `cancel` answers: the client's own, or
+    /// an agent's request's (S-68); a client may not answer its agent's prompt.
+    private func answeredContext(_ request: Request, _ connection: Connection.ID) -> ContextID? {
+        switch answerer(request, connection) {
+        case nil: return nil
+        case .client(let ctx)?, .agent(let ctx)?: return ctx
+        case .refusedClient?:
+            counters.permissionDenied += 1
+            reply(connection, request.tag, promptsBelongToAgent)
+            return nil
+        }
     }
 
     /// Replies OK before delivering the evaluation's events, so the answer
@@ -53,7 +72,14 @@ extension ServerCore {
 
     func passcode(_ request: Request, _ connection: Connection.ID) {
         secretSeen = true
-        guard let ctx = ownedContext(request, connection) else { return }
+        let ctx: ContextID
+        switch answerer(request, connection) {
+        case nil: return
+        case .client(let own)?, .agent(let own)?: ctx = own
+        case .refusedClient(let routed, let eval)?:
+            // S-68: recorded and refused; the secret is dropped (wiped) unchecked.
+            return refuseClientPasscode(routed, eval, request, connection)
+        }
         // S-50: the secret as the scanner decoded it, in wipeable bytes.
         let secret = request.secret("secret")
         if let problem = judged(secret, { PasscodeSecret.refusal(ofAttempt: $0) }) {

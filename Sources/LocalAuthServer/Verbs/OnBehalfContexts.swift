@@ -11,7 +11,7 @@ extension ServerCore {
     /// the refusal. Without any of the keys: the caller's own context.
     func contextSubject(_ request: Request, _ connection: Connection.ID) -> (uid: UserID, origin: ContextOrigin)? {
         let keys = ["uid", "service", "tty", "rhost"]
-        let passcodePrompts = !(passcodes is ShadowPasscodes) || configuration.passcode.clientPrompts
+        let passcodePrompts = !(passcodes is ShadowPasscodes) || configuration.passcode.clientPrompts == .yes
         guard keys.contains(where: { request.arguments.value(for: $0) != nil }) else {
             return (peer(of: connection).uid, ContextOrigin(passcodePrompts: passcodePrompts))
         }

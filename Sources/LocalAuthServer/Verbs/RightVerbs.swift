@@ -126,6 +126,12 @@ extension ServerCore {
         // S-61..S-63: before anything is counted, so that it runs once when let go.
         if parkedForWhereabouts(request, ctx: ctx, policy: right.requirement.policy, connection) { return }
         if right.requirement.policy.dependsOnFingers { asked.options.biometryBlocked = biometryBlock(ctx, connection) }
+        // S-66: the session's agent, when the context asked for it (may wait for logind).
+        var options = asked.options
+        switch agentRouting(for: ctx, request, connection) {
+        case .parked: return
+        case .route(let route): options.route = route
+        }
         let reason = request.arguments.value(for: "reason") ?? ""
         if let refusal = checkValueCap(reason, key: "reason") ?? loggedRequestRefusal(connection, events: 1) {
             return reply(connection, request.tag, refusal)
@@ -133,7 +139,7 @@ extension ServerCore {
         connections[connection]?.evaluationTags[ctx] = request.tag
         if asked.notice { connections[connection]?.notices.insert(ctx) }
         pendingRights[ctx] = PendingRightAuthorization(uid: uid, identifier: identifier, generation: right.generation)
-        let outcome = run(.evaluate(ctx: ctx, policy: right.requirement.policy, reason: reason, options: asked.options),
+        let outcome = run(.evaluate(ctx: ctx, policy: right.requirement.policy, reason: reason, options: options),
                           connection: connection, tag: request.tag, now: now)
         if events(outcome, connection, request.tag) == nil {
             connections[connection]?.evaluationTags[ctx] = nil
