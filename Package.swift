@@ -128,8 +128,7 @@ let package = Package(
         // The fuzz targets' entry points (Tests/Fuzz): linked into libFuzzer
         // binaries by scripts/fuzz, and run over the committed inputs by
         // FuzzRegressionTests. LogFuzz reaches the segment format through
-        // @testable import, so this builds where testing is enabled (debug,
-        // or release with -enable-testing, as scripts/fuzz does).
+        // the log's `package` declarations, so it builds in release too.
         .target(name: "LocalAuthFuzzTargets", dependencies: [
             "LocalAuthProtocol", "LocalAuthConfig", "LocalAuthCore", "LocalAuthLog", "LocalAuthSystem",
         ], path: "Tests/Fuzz", exclude: ["corpus", "regressions"]),
@@ -137,9 +136,8 @@ let package = Package(
         // simulation"): the real server core (ServerCore: dispatch, replies,
         // the reply gate, fail closed) and record framing over a simulated
         // disk, clock, sockets, workers and clients. Not a product: CI runs its seeds.
-        // It reaches the server through @testable import (the recorder's
-        // protocol stays internal, so its calls are devirtualized), so it
-        // builds where testing is enabled, as LocalAuthFuzzTargets does.
+        // It reaches the server through its `package` declarations (no
+        // @testable import outside Tests/), so `swift build -c release` builds it.
         // The seeded generator both share (a leaf, no dependencies).
         .target(name: "LocalAuthSeeded"),
         .target(name: "LocalAuthSimulation", dependencies: [

@@ -38,12 +38,13 @@ public struct LogPosition: Hashable, Sendable, Comparable, CustomStringConvertib
     public var description: String { "\(SegmentName.fileName(segment)) offset \(offset)" }
 }
 
-enum RecordFormat {
-    static let prefixSize = 8          // length + CRC
-    static let fixedBodySize = 40      // seq, time, type, flags, uid, context
-    static let headerSize = prefixSize + fixedBodySize
-    static let maxPayload = 16 << 20
-    static let maxBodySize = fixedBodySize + maxPayload
+/// The record layout (FORMAT.md "Records"); `package` for the log's fuzz target.
+package enum RecordFormat {
+    package static let prefixSize = 8          // length + CRC
+    package static let fixedBodySize = 40      // seq, time, type, flags, uid, context
+    package static let headerSize = prefixSize + fixedBodySize
+    package static let maxPayload = 16 << 20
+    package static let maxBodySize = fixedBodySize + maxPayload
 
     static let flagUID: UInt16 = 1
     static let flagContext: UInt16 = 2
@@ -53,7 +54,7 @@ enum RecordFormat {
 
     /// Appends one encoded record to `out` (tests, tools; the writer
     /// encodes in place, `encode(seq:time:keys:payload:at:)`).
-    static func encode(
+    package static func encode(
         seq: UInt64, time: Int64, keys: RecordKeys, payload: UnsafeRawBufferPointer, into out: inout [UInt8]
     ) {
         let start = out.count
@@ -101,7 +102,7 @@ enum RecordFormat {
         UInt16(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
     }
 
-    static func u32(_ raw: UnsafeRawBufferPointer, _ offset: Int) -> UInt32 {
+    package static func u32(_ raw: UnsafeRawBufferPointer, _ offset: Int) -> UInt32 {
         UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
     }
 
@@ -124,8 +125,8 @@ enum RecordFormat {
 }
 
 /// The 64-byte header at the start of every segment.
-struct SegmentHeader: Equatable {
-    static let size = 64
+package struct SegmentHeader: Equatable {
+    package static let size = 64
     static let magic: [UInt8] = Array("LALOGSEG".utf8)
     /// 2: the chain is one SHA-256 stream per segment (FORMAT.md "Hash
     /// chain"); version 1 hashed each record with the head before it.
@@ -134,7 +135,12 @@ struct SegmentHeader: Equatable {
     var firstSeq: UInt64
     var chainBefore: ChainHead
 
-    func encoded() -> [UInt8] {
+    package init(firstSeq: UInt64, chainBefore: ChainHead) {
+        self.firstSeq = firstSeq
+        self.chainBefore = chainBefore
+    }
+
+    package func encoded() -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: Self.size)
         bytes.withUnsafeMutableBytes { raw in
             raw.copyBytes(from: Self.magic)

@@ -128,9 +128,9 @@ public struct SnapshotStore: Sendable {
         }
     }
 
-    struct DecodeFailure: Error { var message: String }
+    package struct DecodeFailure: Error { var message: String }
 
-    static func encode(seq: UInt64, chainHead: ChainHead, time: Int64, payload: [UInt8]) -> [UInt8] {
+    package static func encode(seq: UInt64, chainHead: ChainHead, time: Int64, payload: [UInt8]) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: headerSize)
         let digest = payload.withUnsafeBytes { PayloadDigest.of($0) }
         bytes.withUnsafeMutableBytes { raw in
@@ -149,7 +149,7 @@ public struct SnapshotStore: Sendable {
         return bytes + payload
     }
 
-    static func decode(_ bytes: [UInt8]) -> Result<Snapshot, DecodeFailure> {
+    package static func decode(_ bytes: [UInt8]) -> Result<Snapshot, DecodeFailure> {
         bytes.withUnsafeBytes { raw -> Result<Snapshot, DecodeFailure> in
             guard raw.count >= headerSize else { return .failure(DecodeFailure(message: "short header")) }
             guard raw.prefix(8).elementsEqual(magic), RecordFormat.u32(raw, 8) == version,

@@ -12,7 +12,7 @@ import LocalAuthConfig
 import LocalAuthCore
 
 /// What performs the core's actions: sockets, workers, lookups, the journal.
-protocol ServerShell: AnyObject {
+package protocol ServerShell: AnyObject {
     /// `.send`: connection N's socket is there to be written (a write
     /// follows at once); false: the core forgets N.
     func socketIsOpen(_ id: Connection.ID) -> Bool
@@ -54,7 +54,8 @@ protocol ServerShell: AnyObject {
     func hang(seconds: UInt32)
 }
 
-extension ServerShell {
+/// `package`: the simulator's shell takes these defaults too.
+package extension ServerShell {
     func sensor(_ command: SensorCommand) {}
     func reopenLog() throws -> Authenticator { throw CannotReopen() }
     /// A shell without key workers (the simulator, the core's harnesses) runs it in place.
@@ -67,19 +68,19 @@ extension ServerShell {
 
 /// Drains the core's actions through a shell. A class: a shell may look at
 /// what is still to be performed (`pending`) while it performs one.
-final class ActionPerformer {
+package final class ActionPerformer {
     /// The batch being performed (swapped with the core's buffer), and the next action in it.
     private(set) var batch: [ServerAction] = []
     private(set) var next = 0
 
-    init() { batch.reserveCapacity(64) }
+    package init() { batch.reserveCapacity(64) }
 
     /// Actions taken from the core and not performed yet.
-    var pending: ArraySlice<ServerAction> { batch[next...] }
+    package var pending: ArraySlice<ServerAction> { batch[next...] }
 
     /// Performs the core's actions in order, until it has none (an answer
     /// fed back, `wrote`, may append more).
-    func perform<Shell: ServerShell>(_ core: ServerCore, through shell: Shell) {
+    package func perform<Shell: ServerShell>(_ core: ServerCore, through shell: Shell) {
         while true {
             if next == batch.count {
                 batch.removeAll(keepingCapacity: true)
@@ -137,4 +138,6 @@ final class ActionPerformer {
 }
 
 /// A shell that cannot reopen the log (its core never asks).
-struct CannotReopen: Error {}
+package struct CannotReopen: Error {
+    package init() {}
+}

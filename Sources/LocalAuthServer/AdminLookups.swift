@@ -7,8 +7,8 @@ import LocalAuthProtocol
 import LocalAuthSystem
 
 /// An AdminGroup lookup: the uid, in the group of that name.
-struct GroupQuery: Sendable, Equatable {
-    let uid: UserID
+package struct GroupQuery: Sendable, Equatable {
+    package let uid: UserID
     let group: String
     /// Which lookup this is (AdminRights numbers them): its answer counts
     /// only while this one is in flight.
@@ -51,7 +51,7 @@ extension ServerCore {
 
     /// The lookup thread's answers (the shell collected them): kept, and
     /// the requests that waited for them run again at the end of this turn.
-    func adminLookupsAnswered(_ answers: [(GroupQuery, Bool)]) {
+    package func adminLookupsAnswered(_ answers: [(GroupQuery, Bool)]) {
         for (query, member) in answers {
             resumable += adminRights.answered(query, member: member, configured: configuration.daemon.adminGroup)
         }

@@ -4,14 +4,14 @@
 // and the newest event whose outcome may not be revealed before its fsync is
 // remembered: a security failure (S-40) or an admin action (an `OK` to
 // `reset` must survive a power cut; docs/MODEL.md). The output that waits
-// for it is held by the ReplyGate. The deterministic simulator drives it over
-// a simulated disk through `@testable import`: made public, EventRecorder's
-// calls stopped being devirtualized (~35 instructions per can-evaluate).
+// for it is held by the ReplyGate. The deterministic simulator drives it
+// through the server's `package` declarations (no @testable import outside
+// Tests/, so `swift build -c release` builds the simulator too).
 import LocalAuthCore
 
-final class Authenticator {
-    private(set) var state: AuthState
-    let recorder: EventRecorder
+package final class Authenticator {
+    package private(set) var state: AuthState
+    package let recorder: EventRecorder
     /// The seq of the newest event that must be durable before output
     /// produced after it is sent (`EventBody.isDurableBeforeReply`): the
     /// barrier of the server's ReplyGate, which holds that output.
@@ -25,12 +25,12 @@ final class Authenticator {
     var watched: Set<UserID> = []
     private(set) var touched: Set<UserID> = []
 
-    init(state: AuthState, recorder: EventRecorder) {
+    package init(state: AuthState, recorder: EventRecorder) {
         self.state = state
         self.recorder = recorder
     }
 
-    enum Outcome {
+    package enum Outcome {
         case events([Event])
         /// A passcode attempt without an evaluation (set-passcode's old
         /// secret) was refused or wrong: its events, and the LAError its
@@ -41,7 +41,7 @@ final class Authenticator {
         case unavailable(String)
     }
 
-    func execute(_ command: Command, now: Int64) -> Outcome {
+    package func execute(_ command: Command, now: Int64) -> Outcome {
         if let failure = recorder.failure { return .unavailable(failure) }
         switch state.decide(command, now: now, sink: self) {
         case .failure(let rejection):

@@ -14,18 +14,18 @@ import Glibc
 import LocalAuthCore
 import LocalAuthLog
 
-struct CheckRun {
+package struct CheckRun {
     /// The payload of the run's check (policy-checked's layout), room for
     /// kind 33's two varints after it.
     private let buffer = UnsafeMutableRawBufferPointer.allocate(
         byteCount: CheckRun.payloadCapacity + PolicyCheckedPayload.repetitionRoom, alignment: 8)
     /// The longest payload a run keeps (a check's reason is a short daemon
     /// message; a longer one is appended alone).
-    static let payloadCapacity = 256
+    package static let payloadCapacity = 256
     private let standAloneEvery: UInt64
 
     /// The seq the run's record will have: the log's last + 1 when it started.
-    private(set) var seq: UInt64 = 0
+    package private(set) var seq: UInt64 = 0
     /// Checks counted so far; 0: no run.
     private var count: UInt32 = 0
     private var size = 0
@@ -39,16 +39,16 @@ struct CheckRun {
     private var biometry = BiometryType.none
     private var succeeded = false
 
-    init(standAloneEvery: UInt64) { self.standAloneEvery = standAloneEvery }
+    package init(standAloneEvery: UInt64) { self.standAloneEvery = standAloneEvery }
 
-    func deallocate() { buffer.deallocate() }
+    package func deallocate() { buffer.deallocate() }
 
-    var isOpen: Bool { count > 0 }
+    package var isOpen: Bool { count > 0 }
 
     /// Starts a run with `check`, whose payload has `size` bytes (at most
     /// `payloadCapacity`), at `time`, to be appended at `seq`.
     @inline(__always)
-    mutating func start(_ check: borrowing PolicyCheck, size: Int, time: Int64, seq: UInt64) {
+    package mutating func start(_ check: borrowing PolicyCheck, size: Int, time: Int64, seq: UInt64) {
         PolicyCheckedPayload.write(check, into: buffer)
         self.size = size
         self.seq = seq
@@ -68,7 +68,7 @@ struct CheckRun {
     /// it). `scratch` (at least `payloadCapacity` bytes) holds a failed
     /// check's payload for the compare.
     @inline(__always)
-    mutating func takes(_ check: borrowing PolicyCheck, time: Int64, scratch: UnsafeMutableRawBufferPointer) -> Bool {
+    package mutating func takes(_ check: borrowing PolicyCheck, time: Int64, scratch: UnsafeMutableRawBufferPointer) -> Bool {
         // The context first: what differs between checks of different clients.
         guard check.ctx == ctx, check.policy == policy, check.uid == uid, check.biometry == biometry, time >= last,
               count < UInt32.max, standAloneEvery == 0 || seq % standAloneEvery != 0
@@ -91,7 +91,7 @@ struct CheckRun {
     /// Ends the run: the record to append (its time, keys and payload, valid
     /// until the next `start`) and the seq it was promised.
     @inline(__always)
-    mutating func close() -> (time: Int64, keys: RecordKeys, payload: UnsafeRawBufferPointer, seq: UInt64) {
+    package mutating func close() -> (time: Int64, keys: RecordKeys, payload: UnsafeRawBufferPointer, seq: UInt64) {
         let checks = count
         count = 0
         if checks == 1 {

@@ -10,8 +10,8 @@ import LocalAuthCore
 import LocalAuthProtocol
 import LocalAuthSystem
 
-struct Connection {
-    typealias ID = UInt64
+package struct Connection {
+    package typealias ID = UInt64
 
     let id: ID
     let peer: PeerCredentials
@@ -19,7 +19,7 @@ struct Connection {
     /// them again at each admin request).
     var isAdmin: Bool
     var splitter: LineSplitter
-    var output = PendingOutput()
+    package var output = PendingOutput()
     /// Contexts created on this connection (S-12).
     var contexts: Set<ContextID> = []
     /// Contexts invalidated by the app, oldest first (a subset of `contexts`).
@@ -93,7 +93,7 @@ extension Connection.State {
 /// with the shell. Apart from `State`: a closing connection still drains,
 /// with a write in flight or not, so "in flight" is the output's, not a
 /// case of the connection's life.
-struct PendingOutput {
+package struct PendingOutput {
     /// Bytes ready to go to the socket, from `sentUpTo` on.
     var bytes: [UInt8] = []
     var sentUpTo = 0
@@ -101,7 +101,7 @@ struct PendingOutput {
     var inFlight = false
 
     /// Bytes queued and not yet sent (the ReplyGate counts what it holds).
-    var unsentByteCount: Int { bytes.count - sentUpTo }
+    package var unsentByteCount: Int { bytes.count - sentUpTo }
     var hasUnsent: Bool { sentUpTo < bytes.count }
 
     /// After a write to the socket: the sent prefix is dropped once all

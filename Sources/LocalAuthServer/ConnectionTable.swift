@@ -17,7 +17,7 @@
 // in a `let` (a class-typed `var` is retained around every call on it);
 // nobody copies it (`resizedToFit` makes a new one, `shrinkToFit` shrinks
 // it in place).
-final class ConnectionTable<Value> {
+package final class ConnectionTable<Value> {
     /// 0 = an empty slot (connection ids start at 16).
     private var ids: UnsafeMutablePointer<UInt64>
     /// `slots[i]` is initialised exactly while `ids[i] != 0` (no Optional
@@ -50,7 +50,7 @@ final class ConnectionTable<Value> {
 
     /// The value of `id` (a copy: read a field, `table[id]?.field`);
     /// setting nil removes it; `table[id]?.field = x` changes it in place.
-    subscript(id: UInt64) -> Value? {
+    package subscript(id: UInt64) -> Value? {
         @inline(__always) get {
             let slot = self.slot(of: id)
             return slot < 0 ? nil : slots[slot]

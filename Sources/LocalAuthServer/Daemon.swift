@@ -276,7 +276,7 @@ public enum Daemon {
 
     /// The passcode store is written before its event; after a crash between
     /// the two, the store wins and the event is recorded now.
-    static func reconcile(_ passcodes: PasscodeBackend, _ authenticator: Authenticator, now: Int64) throws {
+    package static func reconcile(_ passcodes: PasscodeBackend, _ authenticator: Authenticator, now: Int64) throws {
         let daemonUID = Accounts.currentUID()
         var uids = Set(passcodes.users)
         for (uid, user) in authenticator.state.users where user.passcodeSet { uids.insert(uid) }

@@ -22,11 +22,11 @@ import LocalAuthCore
 import LocalAuthLog
 import LocalAuthSystem
 
-enum DaemonLog {
-    enum Priority: Int { case error = 3, warning = 4, notice = 5, info = 6, debug = 7 }
+package enum DaemonLog {
+    package enum Priority: Int { case error = 3, warning = 4, notice = 5, info = 6, debug = 7 }
 
     /// MESSAGE_IDs of notable audit events (catalog in systemd/).
-    enum MessageID: String {
+    package enum MessageID: String {
         case started = "8d4e1c3a5b6f47e2a1c09d7e3f2b4a61"
         case stopped = "2f7a9c1e4b3d48a6b5e0c8d1f9a27e34"
         case lockoutEngaged = "c41e7a2b9d3f4e08a6b1c5d2e7f90a13"

@@ -4,7 +4,7 @@
 // durable, and whether it can still take events.
 import LocalAuthCore
 
-protocol EventRecorder: AnyObject {
+package protocol EventRecorder: AnyObject {
     /// Appends an event; returns its seq. Throws when the log cannot take it.
     func record(_ event: Event) throws -> UInt64
     /// `record(Event(time: time, check.event))`, without making the event:
@@ -38,6 +38,6 @@ protocol EventRecorder: AnyObject {
 
 extension EventRecorder {
     /// A recorder that writes no file (tests, the simulator) claims nothing.
-    var bytesClaimed: Int64 { 0 }
-    var bytesClaimedWritten: Int64 { 0 }
+    package var bytesClaimed: Int64 { 0 }
+    package var bytesClaimedWritten: Int64 { 0 }
 }

@@ -4,14 +4,14 @@
 // when to try the log again: every `retryInterval`, one reopen at a time,
 // asked of the shell as `.reopenLog` and answered by `logReopened`. It also
 // keeps whether the failure reached the journal (once per failure).
-struct LogHealth {
+package struct LogHealth {
     /// A failed log is reopened this often (monotonic ns).
     static let retryInterval: UInt64 = 5_000_000_000
 
     /// Why the log cannot record events (the daemon refuses to act), or nil.
     private(set) var failure: String?
     /// Whether the shell can reopen the log (the daemon and the simulator can; a test harness cannot).
-    var canReopen = false
+    package var canReopen = false
     /// A `.reopenLog` is with the shell.
     private(set) var reopening = false
     private var lastReopenAttempt: UInt64 = 0

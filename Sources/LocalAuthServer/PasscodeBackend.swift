@@ -8,7 +8,7 @@
 import LocalAuthCore
 import LocalAuthSystem
 
-protocol PasscodeBackend: AnyObject {
+package protocol PasscodeBackend: AnyObject {
     var name: String { get }
     func isSet(_ uid: UserID) -> Bool
     /// Users with a passcode, to reconcile with the log at start.
@@ -20,7 +20,7 @@ protocol PasscodeBackend: AnyObject {
 }
 
 /// A backend with records to write: the shell's side (`.commitPasscode`).
-protocol PasscodeStore: PasscodeBackend {
+package protocol PasscodeStore: PasscodeBackend {
     /// Stores (or with nil removes) a user's record, durably; `isSet` then says so.
     func commit(_ record: String?, for uid: UserID) throws
 }

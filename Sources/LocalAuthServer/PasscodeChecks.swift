@@ -58,7 +58,7 @@ extension ServerCore {
 
     /// The workers' results (the shell drained them). After a new hash that
     /// the store must take first, the rest wait for its answer.
-    func passcodeJobsFinished(_ completions: [PasscodeWorkers.Completion]) {
+    package func passcodeJobsFinished(_ completions: [PasscodeWorkers.Completion]) {
         if !passcodeCommits.isEmpty { return afterCommits.append(contentsOf: completions) }
         for (index, completion) in completions.enumerated() {
             guard let check = running.removeValue(forKey: completion.token) else { continue }

@@ -11,18 +11,26 @@ import LocalAuthProtocol
 import LocalAuthSystem
 import Synchronization
 
-final class PasscodeWorkers: Sendable {
-    enum Job: Sendable {
+package final class PasscodeWorkers: Sendable {
+    package enum Job: Sendable {
         case verify(secret: SecretBytes, check: @Sendable ([UInt8]) -> Bool)
         case record(secret: SecretBytes, make: @Sendable ([UInt8]) throws -> String)
     }
 
-    struct Completion: Sendable {
-        var token: UInt64
-        var correct: Bool
-        var hash: String?
-        var fingerprint: [UInt8]
-        var error: String?
+    package struct Completion: Sendable {
+        package var token: UInt64
+        package var correct: Bool
+        package var hash: String?
+        package var fingerprint: [UInt8]
+        package var error: String?
+
+        package init(token: UInt64, correct: Bool, hash: String?, fingerprint: [UInt8], error: String? = nil) {
+            self.token = token
+            self.correct = correct
+            self.hash = hash
+            self.fingerprint = fingerprint
+            self.error = error
+        }
     }
 
     let wake: EventFD

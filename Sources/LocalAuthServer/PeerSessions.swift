@@ -12,8 +12,8 @@
 import LocalAuthCore
 
 /// What the daemon knows about a connection's process.
-struct PeerSession: Equatable, Sendable {
-    enum Session: Equatable, Sendable {
+package struct PeerSession: Equatable, Sendable {
+    package enum Session: Equatable, Sendable {
         /// It belongs to logind session `id`, whose user is `uid`.
         case session(id: String, uid: UserID, remote: Bool, remoteHost: String)
         /// logind knows it, and it belongs to no session.
@@ -26,6 +26,11 @@ struct PeerSession: Equatable, Sendable {
     var session: Session
     /// The inode of the pidfd that pins the process (S-67), when known.
     var process: UInt64?
+
+    package init(session: Session, process: UInt64?) {
+        self.session = session
+        self.process = process
+    }
 
     /// The session's id and user, when there is one.
     var sessionID: String? {

@@ -8,8 +8,8 @@
 // releases exactly what S covers; a log that fails drops it all (it will
 // never be durable, fail closed). Pure: no socket, no clock, no journal —
 // the server writes what the gate hands back.
-struct ReplyGate<JournalEntry> {
-    typealias ConnectionID = UInt64
+package struct ReplyGate<JournalEntry> {
+    package typealias ConnectionID = UInt64
 
     /// Every event with seq <= durable is on disk, as last learned.
     private(set) var durable: UInt64 = 0
@@ -135,11 +135,11 @@ struct ReplyGate<JournalEntry> {
 
     func isHolding(_ id: ConnectionID) -> Bool { !held.isEmpty && held[id] != nil }
 
-    func heldByteCount(_ id: ConnectionID) -> Int { held.isEmpty ? 0 : held[id]?.bytes.count ?? 0 }
+    package func heldByteCount(_ id: ConnectionID) -> Int { held.isEmpty ? 0 : held[id]?.bytes.count ?? 0 }
 
     /// Nothing is held (the usual end of a turn: nothing to release).
     var isEmpty: Bool { journal.isEmpty && order.isEmpty }
-    var heldJournalEntries: Int { journal.count }
+    package var heldJournalEntries: Int { journal.count }
 }
 
 extension ReplyGate.HeldOutput {

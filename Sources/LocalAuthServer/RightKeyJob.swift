@@ -13,7 +13,7 @@ import LocalAuthProtocol
 import LocalAuthSystem
 import Synchronization
 
-struct KeyJob: Sendable {
+package struct KeyJob: Sendable {
     var algorithm: KeyAlgorithm
     /// The right's key at rest, and the box's additional data (RightStore.keyAdditionalData).
     var key: StoredKey
@@ -49,7 +49,7 @@ enum KeyRefusal: Error {
     }
 }
 
-struct KeyCompletion: Sendable {
+package struct KeyCompletion: Sendable {
     var token: UInt64
     var outcome: KeyOutcome
 }

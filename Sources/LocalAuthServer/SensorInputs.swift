@@ -54,5 +54,5 @@ extension ServerCore {
     }
 
     /// Users whose biometric prompt the backend scans for.
-    var scanning: Set<UserID> { sensor.scanning }
+    package var scanning: Set<UserID> { sensor.scanning }
 }

@@ -13,7 +13,7 @@
 import LocalAuthCore
 
 /// What the core asks of a real sensor backend (the shell performs it).
-enum SensorCommand: Equatable {
+package enum SensorCommand: Equatable {
     /// A biometric prompt of `uid` waits for a reading: scan for it.
     case scan(UserID)
     /// No biometric prompt of `uid` waits any more: stop its scan.

@@ -7,7 +7,7 @@
 import LocalAuthCore
 import LocalAuthSystem
 
-enum ServerAction {
+package enum ServerAction {
     /// Write connection N's unsent output: `ServerCore.writeOutput(N) { bytes in
     /// ... return written or nil }` (ActionPerformer.swift).
     case send(Connection.ID)
@@ -48,13 +48,13 @@ enum ServerAction {
 
 /// One entry for the journal (or stderr): DaemonLog's priority, message,
 /// MESSAGE_ID and structured fields.
-struct JournalEntry {
-    var priority: DaemonLog.Priority
-    var message: String
-    var id: DaemonLog.MessageID?
-    var fields: [(String, String)]
+package struct JournalEntry {
+    package var priority: DaemonLog.Priority
+    package var message: String
+    package var id: DaemonLog.MessageID?
+    package var fields: [(String, String)]
 
-    init(_ priority: DaemonLog.Priority, _ message: String, id: DaemonLog.MessageID? = nil, fields: [(String, String)] = []) {
+    package init(_ priority: DaemonLog.Priority, _ message: String, id: DaemonLog.MessageID? = nil, fields: [(String, String)] = []) {
         self.priority = priority
         self.message = message
         self.id = id
@@ -63,16 +63,22 @@ struct JournalEntry {
 }
 
 /// A loop turn's time, read by the shell once after epoll returns.
-struct TurnTime: Equatable {
+package struct TurnTime: Equatable {
     /// CLOCK_REALTIME and CLOCK_BOOTTIME in µs (DaemonClock makes `now` of them).
     var wall: Int64
     var boot: Int64
     /// CLOCK_MONOTONIC in ns: timeouts, intervals.
     var monotonic: UInt64
+
+    package init(wall: Int64, boot: Int64, monotonic: UInt64) {
+        self.wall = wall
+        self.boot = boot
+        self.monotonic = monotonic
+    }
 }
 
 /// The signals the shell hands on.
-enum ServerSignal {
+package enum ServerSignal {
     /// SIGTERM, SIGINT: a clean stop (S-32).
     case stop
     /// SIGHUP: reload the configuration.
@@ -82,7 +88,7 @@ enum ServerSignal {
 }
 
 /// A new connection: let in, or refused with these bytes to write before closing.
-enum Admission: Equatable {
+package enum Admission: Equatable {
     case accepted(Connection.ID)
     case refused(bytes: [UInt8])
 }
@@ -91,7 +97,7 @@ extension ServerCore {
     /// Hands the actions appended since the last call to the shell:
     /// `batch` (empty, its capacity kept) is swapped with the core's buffer.
     @inline(__always)
-    func takeActions(into batch: inout [ServerAction]) {
+    package func takeActions(into batch: inout [ServerAction]) {
         swap(&batch, &actions)
     }
 
@@ -103,7 +109,7 @@ extension ServerCore {
     }
 
     /// The same, for tests and the simulator (allocates).
-    func takeActions() -> [ServerAction] {
+    package func takeActions() -> [ServerAction] {
         var batch: [ServerAction] = []
         swap(&batch, &actions)
         return batch

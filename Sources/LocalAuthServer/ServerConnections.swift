@@ -11,7 +11,7 @@ extension ServerCore {
     var acceptsConnections: Bool { !stopping }
 
     /// A client connected: let in, or refused with the bytes to write before closing.
-    func connectionOpened(peer: PeerCredentials) -> Admission {
+    package func connectionOpened(peer: PeerCredentials) -> Admission {
         let perUser = connectionsPerUser[peer.uid, default: 0]
         if connections.count >= configuration.daemon.maxConnections || perUser >= configuration.daemon.maxConnectionsPerUser {
             counters.refusedConnections += 1
@@ -41,14 +41,14 @@ extension ServerCore {
 
     /// Whether the shell may read N's socket now: open, and no request of
     /// it waits (a paused connection's lines stay in the kernel).
-    func isReading(_ id: Connection.ID) -> Bool {
+    package func isReading(_ id: Connection.ID) -> Bool {
         connections.withValue(id) { $0.isReading } ?? false
     }
 
     /// One read's bytes (count > 0). Returns whether the shell may read
     /// this connection again now (`isReading`).
     @discardableResult
-    func received(_ bytes: UnsafeRawBufferPointer, on id: Connection.ID) -> Bool {
+    package func received(_ bytes: UnsafeRawBufferPointer, on id: Connection.ID) -> Bool {
         lastInputHeldSecret = false
         // The bytes go to the splitter of an open connection (one look-up).
         guard let reading = connections.withValue(id, { connection -> Connection.Reading? in
@@ -103,26 +103,26 @@ extension ServerCore {
 
     /// A read of N's socket found EOF or failed (a reset). A connection
     /// already closing is left to drain (a stale read: the core was not reading it).
-    func peerClosed(_ id: Connection.ID) {
+    package func peerClosed(_ id: Connection.ID) {
         guard connections[id]?.isOpen == true else { return }
         peerGone(id)
     }
 
     /// EPOLLHUP or EPOLLERR on N's socket while the shell does not read it
     /// (`!isReading(N)`: closing, or a request of it waits).
-    func peerHungUp(_ id: Connection.ID) {
+    package func peerHungUp(_ id: Connection.ID) {
         guard let isOpen = connections[id]?.isOpen else { return }
         // Closing already: nobody is left to read what is owed.
         isOpen ? peerGone(id) : close(id)
     }
 
     /// N's socket failed (a write error, epoll refused it): forgotten at once.
-    func connectionFailed(_ id: Connection.ID) {
+    package func connectionFailed(_ id: Connection.ID) {
         close(id)
     }
 
     /// EPOLLOUT on N's socket.
-    func writable(_ id: Connection.ID) {
+    package func writable(_ id: Connection.ID) {
         guard connections.contains(id) else { return }
         // Output queued earlier in this turn may depend on events not yet
         // on the log's file: they go first (cheap when there are none).

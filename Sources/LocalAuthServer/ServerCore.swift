@@ -10,35 +10,35 @@ import LocalAuthCore
 import LocalAuthProtocol
 import LocalAuthSystem
 
-final class ServerCore {
+package final class ServerCore {
     var configuration: DaemonConfiguration
     /// Replaced only when the log is reopened after a write failure.
-    var authenticator: Authenticator
+    package var authenticator: Authenticator
     /// Whether the log records, and when to try a failed one again (LogHealth.swift).
-    var logHealth = LogHealth()
+    package var logHealth = LogHealth()
     let passcodes: PasscodeBackend
     let daemonUID: UserID
     let version: String
     /// What the shell is to do, in order (ServerAction.swift); drained with `takeActions(into:)`.
-    var actions: [ServerAction] = []
+    package var actions: [ServerAction] = []
     /// The current turn's time (`beginTurn`): the core's only clock.
     var turn = TurnTime(wall: 0, boot: 0, monotonic: 0)
     /// Where context ids and domain-state tokens come from (a port: the
     /// kernel's getrandom in the daemon, a seeded source in a simulation).
-    var randomBytes: (Int) -> [UInt8] = { SecureRandom.bytes($0) }
+    package var randomBytes: (Int) -> [UInt8] = { SecureRandom.bytes($0) }
     func randomHex(bytes count: Int) -> String { Hex.encode(randomBytes(count)) }
     /// The free bytes of the file system holding a directory (a port:
     /// statvfs in the daemon; nil = unknown, nothing is refused for space).
-    var freeSpace: (String) -> Int64? = { FreeSpace.available(at: $0) }
+    package var freeSpace: (String) -> Int64? = { FreeSpace.available(at: $0) }
 
     /// A `let`: a class-typed `var` is retained around each call on it.
-    let connections = ConnectionTable<Connection>()
+    package let connections = ConnectionTable<Connection>()
     var connectionsPerUser: [UserID: Int] = [:]
     var contextOwners: [ContextID: Connection.ID] = [:]
     /// 16 on: the shell's epoll tokens below 16 are its own fds.
     var nextConnectionID: Connection.ID = 16
     /// S-40: every byte and journal entry held behind an undurable failure.
-    var replyGate = ReplyGate<JournalEntry>()
+    package var replyGate = ReplyGate<JournalEntry>()
     /// Connections that queued output or began closing since the last `flushAll`.
     var needFlush = FlushList()
     /// Connections whose fd epoll watches for writability (output that did
@@ -47,7 +47,7 @@ final class ServerCore {
     var counters = Counters()
     /// Passcode jobs waiting for a worker (S-46, S-47), and those running.
     var passcodeQueue: PasscodeQueue<PasscodeJob>
-    var running: [UInt64: PendingCheck] = [:]
+    package var running: [UInt64: PendingCheck] = [:]
     /// Passcode records the shell is storing (`.commitPasscode`), oldest
     /// first, and the workers' results that wait for them.
     var passcodeCommits: [PendingCommit] = []
@@ -62,7 +62,7 @@ final class ServerCore {
     var stopping = false
     /// Shutdown finished (`finishShutdown`): the shell exits.
     var stopped = false
-    var isStopped: Bool { stopped }
+    package var isStopped: Bool { stopped }
     /// The sensor as the core sees it: scans asked for, PROMPT lines held
     /// for a real reader, the reader's state (SensorPrompts.swift).
     var sensor = SensorPrompts()
@@ -103,7 +103,7 @@ final class ServerCore {
     /// The last successful can-evaluate reply, rendered.
     let checkedReplies = CheckedReplies()
     /// Whether the shell can read the configuration files again (SIGHUP).
-    var canReload = false
+    package var canReload = false
     /// `watch`es (WatchVerbs.swift); empty unless someone watches.
     var watches = WatchTable()
     /// Session agents and their open requests (S-65..S-68, AgentVerbs.swift).
@@ -136,7 +136,7 @@ final class ServerCore {
     var readStamp: UInt64 = 0
     var lineStamp: UInt64 = 0
 
-    init(configuration: DaemonConfiguration, authenticator: Authenticator, passcodes: PasscodeBackend,
+    package init(configuration: DaemonConfiguration, authenticator: Authenticator, passcodes: PasscodeBackend,
          version: String, daemonUID: UserID) {
         self.configuration = configuration
         self.authenticator = authenticator
@@ -160,7 +160,7 @@ final class ServerCore {
     /// The wall clock, read at most once per loop turn: the events of one
     /// turn share a time (a turn is bounded by the read budget, far below
     /// the seconds that S-5..S-11 and the prompt timeout measure).
-    var now: Int64 {
+    package var now: Int64 {
         if let cached = turnClock { return cached }
         let current = clock.read(wall: turn.wall, boot: turn.boot)
         turnClock = current
@@ -175,7 +175,7 @@ final class ServerCore {
     // MARK: - Inputs: a turn, its end, signals, the ticker
 
     /// A loop turn starts: every input until the next is at `time`.
-    func beginTurn(_ time: TurnTime) {
+    package func beginTurn(_ time: TurnTime) {
         turn = time
         turnClock = nil
     }
@@ -184,7 +184,7 @@ final class ServerCore {
     var isStopping: Bool { stopping }
 
     /// What the loop did after each turn's events, in order.
-    func endOfTurn() {
+    package func endOfTurn() {
         if !resumable.isEmpty { resumeParkedRequests() }
         adminRights.servedWaiters()
         notifyWatchers()
@@ -202,7 +202,7 @@ final class ServerCore {
         }
     }
 
-    func signal(_ signal: ServerSignal) {
+    package func signal(_ signal: ServerSignal) {
         switch signal {
         case .stop: stopping = true
         case .reload: reloadRequested = true
@@ -210,7 +210,7 @@ final class ServerCore {
         }
     }
 
-    func tick() {
+    package func tick() {
         let current = now
         // Events nobody waits for are made durable at least every tick (S-40 allows batches).
         if logHealth.isRecording { authenticator.recorder.flush(durableThrough: authenticator.recorder.lastSeq) }

@@ -9,7 +9,7 @@ extension ServerCore {
     /// S-32, first half: final answers and `* BYE`, then a sync is asked
     /// for; the shell waits (bounded) while `awaitsDurability`, then calls
     /// `finishShutdown`.
-    func shutdown() {
+    package func shutdown() {
         actions.append(.notify("STOPPING=1\nSTATUS=Shutting down"))
         // The log may have failed since the last turn's end (the sync
         // thread's fdatasync): the stop could not record the final answers,
@@ -35,13 +35,13 @@ extension ServerCore {
     }
 
     /// Whether the log has not yet made everything durable (and can).
-    var awaitsDurability: Bool {
+    package var awaitsDurability: Bool {
         authenticator.recorder.durableSeq < authenticator.recorder.lastSeq && authenticator.recorder.failure == nil
     }
 
     /// S-32, second half: what is durable is released and written once;
     /// every connection is then forgotten (the shell closes the sockets).
-    func finishShutdown() {
+    package func finishShutdown() {
         releaseDurableOutput()
         stopped = true
         for connection in connections.values where connection.output.hasUnsent {

@@ -13,7 +13,7 @@ import LocalAuthCore
 import LocalAuthConfig
 import LocalAuthProtocol
 import LocalAuthSystem
-@testable import LocalAuthServer
+import LocalAuthServer
 
 /// One connection's socket as the shell sees it.
 struct SimulatedSocket {

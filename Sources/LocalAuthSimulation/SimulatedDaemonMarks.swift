@@ -5,7 +5,7 @@
 // any record) was recorded, and judged as each action is performed
 // (RevealMarks.swift says what a mark means).
 import LocalAuthCore
-@testable import LocalAuthServer
+import LocalAuthServer
 
 extension SimulatedDaemon {
 

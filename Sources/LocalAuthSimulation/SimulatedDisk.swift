@@ -8,7 +8,7 @@
 // decodes them (and cuts a torn tail) with the real code (DiskRecovery).
 import LocalAuthCore
 import LocalAuthLog
-@testable import LocalAuthServer
+import LocalAuthServer
 
 /// What the run can do to the disk, and how many times it did.
 public enum DiskFault: String, CaseIterable, Sendable, Comparable {

@@ -5,7 +5,7 @@
 // start reconciles the two, Daemon.reconcile). A commit can be made to fail
 // (the store's disk full), which set-passcode must answer without recording.
 import LocalAuthCore
-@testable import LocalAuthServer
+import LocalAuthServer
 
 final class SimulatedPasscodes: PasscodeStore {
     let name = "simulated"

@@ -6,7 +6,7 @@
 // the flush that precedes replies (S-48).
 import LocalAuthCore
 import LocalAuthLog
-@testable import LocalAuthServer
+import LocalAuthServer
 
 final class SimulatedRecorder: EventRecorder {
     let disk: SimulatedDisk

@@ -16,7 +16,7 @@ import LocalAuthCore
 import LocalAuthLog
 import LocalAuthProtocol
 import LocalAuthSeeded
-@testable import LocalAuthServer
+import LocalAuthServer
 
 public final class Simulation {
     public let seed: UInt64

@@ -10,7 +10,7 @@
 import LocalAuthConfig
 import LocalAuthCore
 import LocalAuthLog
-@testable import LocalAuthServer
+import LocalAuthServer
 
 extension Simulation {
     func crash() {

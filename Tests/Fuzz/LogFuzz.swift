@@ -1,7 +1,6 @@
 // Fuzz target for the log decoder (FORMAT.md); FuzzProperty.swift says who
-// calls it. It reaches the segment format's internals (SegmentHeader,
-// RecordFormat) through @testable import: debug builds and scripts/fuzz's
-// build of LocalAuthLog are compiled for testing.
+// calls it. It reaches the segment format (SegmentHeader, RecordFormat,
+// SnapshotStore's codec) through the log's `package` declarations.
 //
 // The bytes go to real files in a private temp directory (on /dev/shm when it
 // exists), because LogReader, EventLog.open and verify read files. Modes
@@ -21,7 +20,7 @@
 // as StateLoader does at start; verify runs over the same directory.
 import Glibc
 import LocalAuthCore
-@testable import LocalAuthLog
+import LocalAuthLog
 import LocalAuthSystem
 
 nonisolated(unsafe) private var fuzzDirectory: String?

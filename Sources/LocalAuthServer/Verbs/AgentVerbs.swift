@@ -82,7 +82,7 @@ extension ServerCore {
 
     /// The shell's answer to `.lookUpSession`: the requests that waited run
     /// again at the end of this turn.
-    func sessionLookedUp(_ id: Connection.ID, _ facts: PeerSession) {
+    package func sessionLookedUp(_ id: Connection.ID, _ facts: PeerSession) {
         resumable += peerSessions.answered(id, facts)
     }
 

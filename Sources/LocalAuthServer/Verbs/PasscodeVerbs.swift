@@ -10,7 +10,7 @@ import LocalAuthProtocol
 import LocalAuthSystem
 
 /// A passcode job in flight or waiting, and what to do with its result.
-enum PendingCheck {
+package enum PendingCheck {
     case evaluation(uid: UserID, ctx: ContextID, eval: EvaluationID)
     case oldPasscode(uid: UserID, newSecret: SecretBytes, connection: Connection.ID, tag: String)
     case newHash(uid: UserID, connection: Connection.ID, tag: String, by: UserID)
@@ -18,7 +18,7 @@ enum PendingCheck {
 
 extension PendingCheck {
     /// The user whose passcode the job is about (the queue's key).
-    var uid: UserID {
+    package var uid: UserID {
         switch self {
         case .evaluation(let uid, _, _), .oldPasscode(let uid, _, _, _), .newHash(let uid, _, _, _): return uid
         }
