@@ -40,6 +40,9 @@ let package = Package(
         .systemLibrary(name: "CXCrypt", pkgConfig: "libxcrypt", providers: [.apt(["libcrypt-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .target(name: "CLocalAuthShim"),
+        // What a session agent reads of the app that asks (S-67): shared with
+        // the desktop agent's Makefile (Sources/localauth-agent).
+        .target(name: "CLocalAuthAgent"),
         // The rights' keys (issue 33): P-256 ECDSA and ECDH, Apple's ECIES and
         // the X9.63 KDF over libcrypto. The client's public-key operations
         // and the daemon's private-key ones share it, so it needs nothing else.
@@ -70,7 +73,7 @@ let package = Package(
         .target(name: "LocalAuthentication", dependencies: ["LocalAuthHex", "LocalAuthProtocol", "LocalAuthCore", "LocalAuthKeys"]),
         .executableTarget(name: "localauthctl", dependencies: [
             "LocalAuthentication", "LocalAuthProtocol", "LocalAuthCore", "LocalAuthConfig", "LocalAuthLog",
-            "LocalAuthSystem",
+            "LocalAuthSystem", "CLocalAuthAgent",
         ]),
 
         // Tests.
@@ -90,6 +93,9 @@ let package = Package(
                           path: "Tests/LocalAuthLogChild"),
         .executableTarget(name: "localauthlog-bench", dependencies: ["LocalAuthLog", "LocalAuthSystem"],
                           path: "Tests/LocalAuthLogBench"),
+        // An app with a plain LAContext, for the session agents' tests (S-66).
+        .executableTarget(name: "localauth-app-probe", dependencies: ["LocalAuthentication"],
+                          path: "Tests/LocalAuthAppProbe"),
         .testTarget(name: "LocalAuthenticationTests", dependencies: ["LocalAuthentication", "LocalAuthTestSupport"]),
         // Swift 5 language mode, as most iOS code is: the API-shape file
         // (a symlink to LocalAuthenticationTests') and LAContext mocks.

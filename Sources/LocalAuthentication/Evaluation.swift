@@ -88,6 +88,8 @@ final class Evaluation: LAPromptSession, @unchecked Sendable {
     }
 
     private func prompt(_ arguments: Arguments) {
+        // S-66: the session's agent shows the prompts; only the answer comes here.
+        if arguments.value(for: "kind") == "agent" { return }
         let reason = arguments.value(for: "reason") ?? localizedReason
         let cancelTitle = arguments.value(for: "cancel") ?? "Cancel"
         let message = arguments.value(for: "message")

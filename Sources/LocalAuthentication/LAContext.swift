@@ -26,12 +26,29 @@ open class LAContext: NSObject {
     /// The process-wide prompt handler, used when a context has none of its
     /// own. Initially the controlling terminal; nil means no handler at all
     /// (a passcode prompt then ends the evaluation with `notInteractive`).
+    ///
+    /// Replacing it with a handler of the program's own says that the
+    /// program draws its prompts: its contexts no longer ask for the
+    /// session's authentication agent (`asksForAgent`).
     public static var defaultPromptHandler: (any LAPromptHandler)? {
         get { defaultHandlerLock.withLock { _defaultPromptHandler } }
         set { defaultHandlerLock.withLock { _defaultPromptHandler = newValue } }
     }
     nonisolated(unsafe) private static var _defaultPromptHandler: (any LAPromptHandler)? = LATerminalPromptHandler()
     private static let defaultHandlerLock = NSLock()
+
+    /// Whether an evaluation asks for the system's prompt, as on iOS: the
+    /// session's authentication agent (SEMANTICS.md S-66) draws it, and this
+    /// process hears only the answer. True unless the context has its own
+    /// `promptHandler` or the program made another handler the default
+    /// (tools and tests that draw their prompts); the controlling terminal's
+    /// handler, or none, leaves the prompt to the agent. Without an agent in
+    /// the session, the prompts come here as before.
+    var asksForAgent: Bool {
+        guard lock.withLock({ _promptHandler == nil }) else { return false }
+        guard let handler = LAContext.defaultPromptHandler else { return true }
+        return (handler as? LATerminalPromptHandler)?.path == "/dev/tty"
+    }
 
     /// The socket this context connects to (fixed when the context is made).
     public let socketPath: String
@@ -52,6 +69,8 @@ open class LAContext: NSObject {
     private var _reason = ""
     private var _reuseDuration: TimeInterval = 0
     private var _interactionNotAllowed = false
+    /// The `prompt` property last sent (S-66), nil before any.
+    private var sentPrompt: String?
     /// Wire keys of properties changed since the last `set`.
     private var dirty: [String] = []
     /// `setCredential`'s credentials: kept here, never sent.
@@ -229,7 +248,8 @@ open class LAContext: NSObject {
     /// (LARight.swift), whose replies are an evaluation's.
     func startEvaluation(_ policy: LAPolicy, localizedReason: String, identifier: String?,
                          reply: @escaping @Sendable (Bool, (any Error)?) -> Void) {
-        let prepared: Result<(DaemonLink, String), LAError> = operationLock.withLock { prepare() }
+        let destination = asksForAgent ? "agent" : "client"
+        let prepared: Result<(DaemonLink, String), LAError> = operationLock.withLock { prepare(prompt: destination) }
         switch prepared {
         case .failure(let failure):
             replyQueue.async { reply(false, failure) }
@@ -297,11 +317,13 @@ open class LAContext: NSObject {
 
     /// Connects and creates the context on first use, then sends pending
     /// properties. Called with `operationLock` held.
-    private func prepare() -> Result<(DaemonLink, String), LAError> {
+    /// `prompt`: an evaluation's `prompt` property (S-66), sent when it differs
+    /// from the one last sent (a check sends none: it never prompts).
+    private func prepare(prompt: String? = nil) -> Result<(DaemonLink, String), LAError> {
         let state: (DaemonLink?, String?, Bool) = lock.withLock { (self.link, self.ctx, self.invalidated) }
         if let link = state.0, let ctx = state.1 {
             if link.isLost { return .failure(lostError("the connection ended")) }
-            return flush(link, ctx)
+            return flush(link, ctx, prompt: prompt)
         }
         if state.2 { return .failure(LAError(.invalidContext, "The context was invalidated.")) }
         let link: DaemonLink
@@ -332,12 +354,21 @@ open class LAContext: NSObject {
                 link.send("invalidate", [("ctx", ctx)], handler: nil)
                 return .failure(LAError(.invalidContext, "The context was invalidated."))
             }
-            return flush(link, ctx)
+            return flush(link, ctx, prompt: prompt)
         }
     }
 
-    private func flush(_ link: DaemonLink, _ ctx: String) -> Result<(DaemonLink, String), LAError> {
-        let pending = lock.withLock { takePendingProperties() }
+    private func flush(_ link: DaemonLink, _ ctx: String, prompt: String? = nil) -> Result<(DaemonLink, String), LAError> {
+        let pending = lock.withLock { () -> [(String, String)] in
+            var pending = takePendingProperties()
+            // A context that never asked for the agent sends nothing (a daemon
+            // before v1.3 knows no `prompt` key; its ERR would show nowhere).
+            if let prompt, prompt != (sentPrompt ?? "client") {
+                pending.append(("prompt", prompt))
+                sentPrompt = prompt
+            }
+            return pending
+        }
         guard !pending.isEmpty else { return .success((link, ctx)) }
         if case .lost(let why) = link.request("set", [("ctx", ctx)] + pending) { return .failure(lostError(why)) }
         // An ERR (an invalidated context) shows in the request that follows.

@@ -10,19 +10,23 @@ import LocalAuthSystem
 final class DaemonClient {
     let path: String
     let fileDescriptor: FileDescriptor
-    private var splitter = LineSplitter()
+    private var splitter: LineSplitter
     private var counter = 0
 
-    private init(path: String, fileDescriptor: FileDescriptor) {
+    private init(path: String, fileDescriptor: FileDescriptor, maximumLineLength: Int) {
         self.path = path
         self.fileDescriptor = fileDescriptor
+        splitter = LineSplitter(maximumLineLength: maximumLineLength)
     }
 
     deinit { try? fileDescriptor.close() }
 
-    static func connect(_ path: String) throws(CommandFailure) -> DaemonClient {
+    /// `maximumLineLength`: 8192, the protocol's; a session agent takes
+    /// 32768 (PROTOCOL.md 1.3: a PROMPT relays three of the app's strings).
+    static func connect(_ path: String, maximumLineLength: Int = LineSplitter.defaultMaximumLineLength)
+        throws(CommandFailure) -> DaemonClient {
         do throws(SystemError) {
-            return DaemonClient(path: path, fileDescriptor: try UnixSocket.connect(path: path))
+            return DaemonClient(path: path, fileDescriptor: try UnixSocket.connect(path: path), maximumLineLength: maximumLineLength)
         } catch {
             var hint = ""
             if error.errno == ENOENT || error.errno == ECONNREFUSED { hint = " (is localauthd running? see --socket)" }
@@ -46,12 +50,58 @@ final class DaemonClient {
         return tag
     }
 
+    /// Writes one request whose last value is a secret, from bytes that
+    /// never become a String: the line is built in a buffer of its own and
+    /// wiped once written (S-50's care, on the client's side). False when
+    /// the secret holds a control character the protocol cannot quote.
+    @discardableResult
+    func sendSecret(_ verb: String, _ arguments: [(String, String)], key: String,
+                    secret: UnsafeBufferPointer<UInt8>) throws(CommandFailure) -> String? {
+        guard !secret.contains(where: { ($0 < 0x20 && $0 != 0x09) || $0 == 0x7F }) else { return nil }
+        counter += 1
+        let tag = "c\(counter)"
+        var head = LineWriter()
+        head.beginRequest(tag: tag, verb: verb)
+        for (key, value) in arguments { head.append(key: key, value: value) }
+        let capacity = head.bytes.count + key.utf8.count + 4 + secret.count * 2 + 2
+        let line = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: capacity)
+        defer {
+            SecretMemory.wipe(UnsafeMutableRawPointer(line.baseAddress!), count: capacity)
+            line.deallocate()
+        }
+        var count = 0
+        func put(_ byte: UInt8) {
+            line[count] = byte
+            count += 1
+        }
+        for byte in head.bytes { put(byte) }
+        put(0x20)
+        for byte in key.utf8 { put(byte) }
+        put(UInt8(ascii: "="))
+        put(UInt8(ascii: "\""))
+        for byte in secret {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): put(UInt8(ascii: "\\")); put(byte)
+            case 0x09: put(UInt8(ascii: "\\")); put(UInt8(ascii: "t"))
+            default: put(byte)
+            }
+        }
+        put(UInt8(ascii: "\""))
+        put(0x0A)
+        do throws(SystemError) {
+            try fileDescriptor.writeAll(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(line)[..<count]))
+        } catch {
+            throw CommandFailure("Failed to send '\(verb)' to localauthd: \(error.message)")
+        }
+        return tag
+    }
+
     /// The next complete reply already read, if any.
     func buffered() throws(CommandFailure) -> Response? {
         guard let event = splitter.next() else { return nil }
         switch event {
         case .lineTooLong:
-            throw CommandFailure("Failed to read from localauthd: a reply line is longer than 8192 bytes")
+            throw CommandFailure("Failed to read from localauthd: a reply line is longer than \(splitter.maximumLineLength) bytes")
         case .line(let line):
             do throws(ProtocolError) { return try Response.parse(line) } catch {
                 throw CommandFailure("Failed to read from localauthd: unparsable reply (\(error.message))")

@@ -166,6 +166,12 @@ public final class Client {
         }
     }
 
+    /// The lines carrying `tag` that have arrived, without waiting for more
+    /// (after a later reply: every line the daemon sent before it).
+    public func stashedLines(tag: String) -> [String] {
+        stash.filter { $0.hasPrefix(tag + " ") }
+    }
+
     /// The oldest line carrying `tag`, unparsed (for tests that compare lines).
     public func nextLine(tag: String) throws -> String {
         while true {

@@ -6,11 +6,30 @@ import Glibc
 import XCTest
 
 public enum ProcessMemory {
+    /// A /proc file read to its end. Not String(contentsOfFile:): /proc's
+    /// files say size 0, and Foundation returns their first read alone (4 KiB
+    /// of maps: every mapping after the 40th went unscanned, [stack] and the
+    /// threads' arenas among them; F-53).
+    public static func wholeFile(_ path: String) throws -> String {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw XCTSkip("cannot read \(path): errno \(errno)") }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { break }
+            bytes.append(contentsOf: chunk[..<n])
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     /// Calls `body` with each writable mapping's bytes of `pid` ("self" for
     /// this process), one at a time; skips the test when /proc/PID/mem
     /// cannot be read.
     public static func forEachWritableMapping(of pid: String, _ body: (UnsafeRawBufferPointer) -> Void) throws {
-        let maps = try String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8)
+        let maps = try wholeFile("/proc/\(pid)/maps")
         let memory = open("/proc/\(pid)/mem", O_RDONLY)
         guard memory >= 0 else { throw XCTSkip("cannot read /proc/\(pid)/mem: errno \(errno)") }
         defer { close(memory) }
@@ -22,7 +41,14 @@ public enum ProcessMemory {
             let size = Int(bounds[1] - bounds[0])
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
             defer { buffer.deallocate() }
-            let count = pread(memory, buffer.baseAddress, size, off_t(Int64(bitPattern: bounds[0])))
+            // To its end: a read may stop short (a page that cannot be read).
+            var count = 0
+            while count < size {
+                let n = pread(memory, buffer.baseAddress! + count, size - count, off_t(Int64(bitPattern: bounds[0])) + off_t(count))
+                if n < 0 && errno == EINTR { continue }
+                guard n > 0 else { break }
+                count += n
+            }
             guard count > 0 else { continue }
             body(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
         }
