@@ -82,6 +82,12 @@ else
   check "deb: purge removed the sealed secrets key and its drop-in" \
     bash -c '[ ! -e /etc/credstore.encrypted/localauthd.key ] && [ ! -e /etc/systemd/system/localauthd.service.d/50-credential.conf ]'
 
+  # Installed again over a state directory that has a plaintext secrets
+  # key (what the daemon makes without a credential, and what an earlier
+  # postinst left beside the sealed copy: issue 27 item 11).
+  install -d -m 0700 /var/lib/localauthd
+  head -c 32 /dev/urandom > /var/lib/localauthd/secrets.key
+  cp /var/lib/localauthd/secrets.key /root/old-secrets.key
   # Installed again, and left running and healthy for whatever comes next.
   check "deb: apt-get install again" apt_get install "$deb"
   check "deb: serving again from a fresh state" test "$(T localauthctl call ping)" = "c1 OK"
@@ -89,6 +95,8 @@ else
   if command -v systemd-creds >/dev/null; then
     check "deb: the install sealed a secrets key (systemd-creds) and the unit loads it" \
       bash -c '[ -s /etc/credstore.encrypted/localauthd.key ] && systemctl cat localauthd.service | grep -q "^LoadCredentialEncrypted=localauthd.key:"'
+    check "deb: the sealed key is the state directory's, and its plaintext is gone" \
+      bash -c '[ ! -e /var/lib/localauthd/secrets.key ] && systemd-creds decrypt --name=localauthd.key /etc/credstore.encrypted/localauthd.key - | cmp -s - /root/old-secrets.key'
   fi
 
   # libpam-localauth, when the tree had the module.
