@@ -10,6 +10,7 @@
 // how their answers come back, is written once.
 import LocalAuthConfig
 import LocalAuthCore
+import LocalAuthSystem
 
 /// What performs the core's actions: sockets, workers, lookups, the journal.
 package protocol ServerShell: AnyObject {
@@ -35,6 +36,9 @@ package protocol ServerShell: AnyObject {
     /// Stores (nil: removes) a user's passcode record, durably; the
     /// performer hands the core the answer (`passcodeCommitted`).
     func commitPasscode(_ record: String?, for uid: UserID) throws
+    /// The right store's bytes to write durably: nil when a thread writes
+    /// them (`rightsWritten` brings the answer later), else the answer now.
+    func writeRights(_ write: RightsWrite) -> SystemError??
     /// An AdminGroup lookup, off the loop; `adminLookupsAnswered` brings the answer later.
     func lookUpGroup(_ query: GroupQuery)
     /// A real sensor backend's work (only a core given one asks); its
@@ -56,6 +60,8 @@ package protocol ServerShell: AnyObject {
 
 /// `package`: the simulator's shell takes these defaults too.
 package extension ServerShell {
+    /// A shell that keeps no store on disk: written at once.
+    func writeRights(_ write: RightsWrite) -> SystemError?? { .some(nil) }
     func sensor(_ command: SensorCommand) {}
     func reopenLog() throws -> Authenticator { throw CannotReopen() }
     /// A shell without key workers (the simulator, the core's harnesses) runs it in place.
@@ -119,6 +125,8 @@ package final class ActionPerformer {
             } catch {
                 core.passcodeCommitted(.failure(error))
             }
+        case .writeRights(let write):
+            if let answer = shell.writeRights(write) { core.rightsWritten(write.token, failure: answer) }
         case .lookUpGroup(let query):
             shell.lookUpGroup(query)
         case .sensor(let command):

@@ -24,6 +24,8 @@ final class EventLoop {
         case keys
         /// logind's D-Bus socket (S-61..S-63, S-65).
         case logindBus
+        /// The right store written off the loop (issue 27 item 7).
+        case rightsWriter
     }
 
     let core: ServerCore
@@ -38,6 +40,8 @@ final class EventLoop {
     let durabilityWake: EventFD
     let snapshotInbox: SnapshotInbox
     let adminLookups: LookupThread<GroupQuery, Bool>
+    /// Writes the right store's bytes (AtomicFile: write, fsync, rename, fsync the directory).
+    let rightsWriter: LookupThread<RightsWrite, SystemError?>
     /// Backend=fprintd: the sensor, whose bus socket is one of our fds.
     private(set) var fprintd: FprintdSensor?
     /// logind, when a rule of S-61..S-63 or a session agent's lookup (S-65) asks it something.
@@ -72,6 +76,14 @@ final class EventLoop {
         workers = try PasscodeWorkers(count: ServerCore.passcodeWorkers)
         keyWorkers = try KeyWorkers(count: ServerCore.keyWorkerCount)
         adminLookups = try ServerCore.makeAdminLookups()
+        rightsWriter = try LookupThread { write in
+            do throws(SystemError) {
+                try AtomicFile.write(write.path, bytes: write.bytes, mode: 0o600)
+                return nil
+            } catch {
+                return error
+            }
+        }
         core.watchdogInterval = Systemd.watchdogInterval()
         core.testHangSeconds = DaemonLog.testHangSeconds()
         core.actions.reserveCapacity(64)
@@ -82,6 +94,7 @@ final class EventLoop {
         try epoll.add(keyWorkers.wake.fileDescriptor, events: .readable, data: Token.keys.rawValue)
         try epoll.add(durabilityWake.fileDescriptor, events: .readable, data: Token.durability.rawValue)
         try epoll.add(adminLookups.wake.fileDescriptor, events: .readable, data: Token.adminLookups.rawValue)
+        try epoll.add(rightsWriter.wake.fileDescriptor, events: .readable, data: Token.rightsWriter.rawValue)
         try epoll.add(snapshotInbox.wake.fileDescriptor, events: .readable, data: Token.snapshots.rawValue)
         // A coarse tick drives prompt timeouts, half-line timeouts and the watchdog.
         try ticker.arm(afterNanoseconds: 100_000_000, intervalNanoseconds: 100_000_000)
@@ -150,6 +163,8 @@ final class EventLoop {
                 case Token.durability.rawValue: _ = try? durabilityWake.drain()
                 case Token.snapshots.rawValue: core.snapshotsWritten(snapshotInbox.drain())
                 case Token.adminLookups.rawValue: core.adminLookupsAnswered(adminLookups.collect())
+                case Token.rightsWriter.rawValue:
+                    for (write, failure) in rightsWriter.collect() { core.rightsWritten(write.token, failure: failure) }
                 default: connectionEvent(event.data, event.events)
                 }
                 perform()

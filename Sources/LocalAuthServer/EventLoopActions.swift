@@ -63,6 +63,12 @@ extension EventLoop: ServerShell {
 
     func lookUpGroup(_ query: GroupQuery) { adminLookups.ask(query) }
 
+    /// On the writer thread, never the loop: its answer wakes the loop.
+    func writeRights(_ write: RightsWrite) -> SystemError?? {
+        rightsWriter.ask(write)
+        return nil
+    }
+
     /// The core's `.sensor`: the backend does it, and what it reports goes back at once.
     func sensor(_ command: SensorCommand) {
         fprintd?.perform(command)

@@ -5,6 +5,11 @@
 // or a snapshot: the log's right events carry uid, identifier and
 // requirement only (AUDIT.md v1.1).
 //
+// This value holds the rights in memory and makes the file's bytes; the
+// write itself is the shell's, off the event loop (RightStoreWrites.swift,
+// issue 27 item 7): a change is applied here at once, `durable` is what the
+// file last held, and a failed write rolls back to it.
+//
 // File: a first line `localauthd-rights 2`, then one right per line:
 //   UID IDENTIFIER REQUIREMENT DOMAIN-STATE|- SEALED|- KEY|-
 // SEALED is the AES-256-GCM box (SecretKey, AESGCM) in hex, its additional
@@ -44,6 +49,8 @@ struct StoredKey {
 struct RightStore {
     let path: String
     private(set) var rights: [UserID: [String: StoredRight]] = [:]
+    /// What the file holds (the last write that succeeded).
+    private var durable: [UserID: [String: StoredRight]] = [:]
     private var nextGeneration: UInt64 = 1
 
     static let header = "localauthd-rights 2"
@@ -84,6 +91,7 @@ struct RightStore {
             }
             store.insert(uid, fields[1], requirement: requirement, domainState: domainState, sealed: sealed, key: key)
         }
+        store.durable = store.rights
         return store
     }
 
@@ -91,32 +99,31 @@ struct RightStore {
 
     func count(_ uid: UserID) -> Int { rights[uid]?.count ?? 0 }
 
-    /// Saves (replacing a right of the same identifier) and writes the file.
+    /// Saves (replacing a right of the same identifier), in memory; the
+    /// file is written by `encoded()`'s bytes reaching the disk.
     mutating func save(_ uid: UserID, _ identifier: String, requirement: RightRequirement, domainState: String,
-                       sealed: [UInt8]?, key: StoredKey?) throws(SystemError) {
-        let previous = rights[uid]?[identifier]
+                       sealed: [UInt8]?, key: StoredKey?) {
         insert(uid, identifier, requirement: requirement, domainState: domainState, sealed: sealed, key: key)
-        do { try write() } catch {
-            rights[uid]?[identifier] = previous
-            throw error
-        }
     }
 
-    /// Removes and writes the file; returns the removed rights.
-    mutating func remove(_ uid: UserID, _ identifiers: [String]) throws(SystemError) -> [(String, StoredRight)] {
-        let before = rights[uid]
+    /// Removes, in memory; returns the removed rights.
+    mutating func remove(_ uid: UserID, _ identifiers: [String]) -> [(String, StoredRight)] {
         var removed: [(String, StoredRight)] = []
         for identifier in identifiers {
             if let right = rights[uid]?.removeValue(forKey: identifier) { removed.append((identifier, right)) }
         }
         if rights[uid]?.isEmpty == true { rights[uid] = nil }
-        guard !removed.isEmpty else { return [] }
-        do { try write() } catch {
-            rights[uid] = before
-            throw error
-        }
         return removed
     }
+
+    /// The rights as they are now, to hand to `written` once their bytes are durable.
+    var current: [UserID: [String: StoredRight]] { rights }
+
+    /// `snapshot` (an earlier `current`) reached the disk.
+    mutating func written(_ snapshot: [UserID: [String: StoredRight]]) { durable = snapshot }
+
+    /// A write failed: every change since the last durable one is dropped.
+    mutating func rollBack() { rights = durable }
 
     static func additionalData(_ uid: UserID, _ identifier: String) -> [UInt8] {
         Array("localauthd-right-secret\0\(uid)\0\(identifier)".utf8)
@@ -134,7 +141,8 @@ struct RightStore {
         nextGeneration += 1
     }
 
-    private func write() throws(SystemError) {
+    /// The file's bytes for the rights as they are now.
+    func encoded() -> [UInt8] {
         var text = RightStore.header + "\n"
         for uid in rights.keys.sorted() {
             for (identifier, right) in rights[uid]!.sorted(by: { $0.key < $1.key }) {
@@ -144,7 +152,7 @@ struct RightStore {
                     + "\(sealed ?? "-") \(key ?? "-")\n"
             }
         }
-        try AtomicFile.write(path, bytes: Array(text.utf8), mode: 0o600)
+        return Array(text.utf8)
     }
 
     /// A sealed secret as this file writes it: lowercase digit pairs, at

@@ -27,6 +27,8 @@ package enum ServerAction {
     /// event is recorded (`passcodeCommitted` brings the answer; commits are
     /// answered in the order they were asked for).
     case commitPasscode(uid: UserID, record: String?)
+    /// Write the right store's bytes, off the loop (`rightsWritten` brings the answer).
+    case writeRights(RightsWrite)
     /// An AdminGroup membership lookup, off the loop (S-51; `adminLookupsAnswered`).
     case lookUpGroup(GroupQuery)
     /// Reopen the failed log from disk and record a start, as a restart

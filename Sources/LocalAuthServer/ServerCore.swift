@@ -117,6 +117,8 @@ package final class ServerCore {
     /// Rights granted on a context (identifier -> the right's generation),
     /// and right-authorizes whose evaluation runs.
     var rightGrants: [ContextID: [String: UInt64]] = [:]
+    /// The right store's writes, off the loop (RightStoreWrites.swift).
+    var rightWrites = RightWrites()
     var pendingRights: [ContextID: PendingRightAuthorization] = [:]
     /// The rights' key operations (RightKeyVerbs.swift, S-81): waiting, by
     /// user in turn, and running on a worker (by token).

@@ -14,6 +14,8 @@
 //   into the reply (S-50).
 // - Limits: `[Secrets] MaxSecretBytes`, `MaxRightsPerUser` (limit-exceeded);
 //   every recorded right event is charged to the user's log budget (S-48).
+// - right-save and right-remove change the store at once and are answered
+//   once it is durable, written off the loop (RightStoreWrites.swift).
 import LocalAuthCore
 import LocalAuthProtocol
 import LocalAuthSystem
@@ -61,18 +63,15 @@ extension ServerCore {
         let user = authenticator.state.user(uid)
         let sealed = secret.map { AESGCM.seal($0, key: secretKey, additionalData: RightStore.additionalData(uid, identifier)) }
         let key = makeRightKey(uid, identifier)
-        do {
-            try rights.save(uid, identifier, requirement: requirement,
-                            domainState: user.templates.isEmpty ? "" : user.domainState.description, sealed: sealed, key: key)
-        } catch {
-            journal(.error, "Failed to write the right store \(rights.path): \(error)")
-            return reply(connection, request.tag, ProtocolError(.internal, "The right store could not be written."))
+        rights.save(uid, identifier, requirement: requirement,
+                    domainState: user.templates.isEmpty ? "" : user.domainState.description, sealed: sealed, key: key)
+        // Recorded and answered once the store is durable, off the loop
+        // (RightStoreWrites.swift): the save, then its key's creation (S-78).
+        var facts: [RightFact] = [.saved(uid: uid, identifier: identifier, requirement: requirement)]
+        if let key {
+            facts.append(.keyCreated(uid: uid, identifier: identifier, publicKeySHA256: lowercaseHex(SHA256.hash(key.publicKey))))
         }
-        let outcome = run(.recordRight(.saved(uid: uid, identifier: identifier, requirement: requirement)),
-                          connection: connection, tag: request.tag, now: now)
-        guard events(outcome, connection, request.tag) != nil else { return }
-        if let key, !recordKeyCreated(uid, identifier, key, connection, request.tag) { return }
-        replyOK(connection, request.tag)
+        awaitRightsWrite(RightWaiter(connection: connection, tag: request.tag, facts: facts))
     }
 
     func rightState(_ request: Request, _ connection: Connection.ID) {
@@ -103,17 +102,11 @@ extension ServerCore {
         if !identifiers.isEmpty, let refusal = loggedRequestRefusal(connection, events: identifiers.count) {
             return reply(connection, request.tag, refusal)
         }
-        let removed: [(String, StoredRight)]
-        do { removed = try rights.remove(uid, identifiers) } catch {
-            journal(.error, "Failed to write the right store \(rights.path): \(error)")
-            return reply(connection, request.tag, ProtocolError(.internal, "The right store could not be written."))
-        }
-        for (identifier, right) in removed {
-            let outcome = run(.recordRight(.removed(uid: uid, identifier: identifier, requirement: right.requirement)),
-                              connection: connection, tag: request.tag, now: now)
-            guard events(outcome, connection, request.tag) != nil else { return }
-        }
-        replyOK(connection, request.tag)
+        let removed = rights.remove(uid, identifiers)
+        guard !removed.isEmpty else { return replyOK(connection, request.tag) }
+        awaitRightsWrite(RightWaiter(connection: connection, tag: request.tag, facts: removed.map { identifier, right in
+            .removed(uid: uid, identifier: identifier, requirement: right.requirement)
+        }))
     }
 
     func rightAuthorize(_ request: Request, _ connection: Connection.ID) {

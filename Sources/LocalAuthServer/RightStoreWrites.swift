@@ -1,0 +1,87 @@
+// The right store's writes leave the event loop (issue 27 item 7): each
+// `right-save` rewrote and fsync'd the whole store on the loop, so one
+// user's 200 pipelined saves stalled every other user's `ping` by seconds.
+//
+// Now a save or remove changes the store in memory (RightStore) and waits;
+// the shell writes the store's bytes on a thread of its own (`.writeRights`)
+// and hands back `rightsWritten`. One write is in flight at a time: changes
+// made meanwhile wait for the next one, which carries them all (group
+// commit, as the log's fsync). Once a write is durable its waiters'
+// right events are recorded and they get their OK, in order: an OK still
+// means the store is on disk (PROTOCOL.md). A failed write drops every
+// change since the last durable one (the store rolls back) and answers
+// each waiter `internal`. Saves and removes are charged to their user's
+// S-48 budget as before, which bounds how often one user can ask.
+import LocalAuthCore
+import LocalAuthProtocol
+import LocalAuthSystem
+
+/// A change waiting for the store to be durable: who to answer, what to record.
+struct RightWaiter {
+    var connection: Connection.ID
+    var tag: String
+    var facts: [RightFact]
+}
+
+/// The store's bytes for the shell's writer thread.
+package struct RightsWrite: Sendable {
+    package var token: UInt64
+    package var path: String
+    package var bytes: [UInt8]
+}
+
+/// The writes in flight and the changes waiting for the next one.
+struct RightWrites {
+    var inFlight: (token: UInt64, snapshot: [UserID: [String: StoredRight]], waiters: [RightWaiter])?
+    var waiting: [RightWaiter] = []
+    var nextToken: UInt64 = 1
+}
+
+extension ServerCore {
+    /// A change is in the store's memory: it is answered once a write that
+    /// holds it is durable.
+    func awaitRightsWrite(_ waiter: RightWaiter) {
+        rightWrites.waiting.append(waiter)
+        if rightWrites.inFlight == nil { startRightsWrite() }
+    }
+
+    private func startRightsWrite() {
+        let token = rightWrites.nextToken
+        rightWrites.nextToken += 1
+        rightWrites.inFlight = (token, rights.current, rightWrites.waiting)
+        rightWrites.waiting = []
+        actions.append(.writeRights(RightsWrite(token: token, path: rights.path, bytes: rights.encoded())))
+    }
+
+    /// The shell's answer to `.writeRights`: nil when the bytes are durable.
+    func rightsWritten(_ token: UInt64, failure: SystemError?) {
+        guard let inFlight = rightWrites.inFlight, inFlight.token == token else { return }
+        rightWrites.inFlight = nil
+        if let failure {
+            journal(.error, "Failed to write the right store \(rights.path): \(failure)")
+            rights.rollBack()
+            let dropped = inFlight.waiters + rightWrites.waiting
+            rightWrites.waiting = []
+            for waiter in dropped where connections.contains(waiter.connection) {
+                reply(waiter.connection, waiter.tag, ProtocolError(.internal, "The right store could not be written."))
+            }
+            return
+        }
+        rights.written(inFlight.snapshot)
+        for waiter in inFlight.waiters {
+            // The store changed whether or not its requester is still there:
+            // the change is recorded either way; only an open one is answered.
+            guard connections.contains(waiter.connection) else {
+                for fact in waiter.facts { _ = run(.recordRight(fact), connection: nil, tag: nil, now: now) }
+                continue
+            }
+            var recorded = true
+            for fact in waiter.facts where recorded {
+                let outcome = run(.recordRight(fact), connection: waiter.connection, tag: waiter.tag, now: now)
+                recorded = events(outcome, waiter.connection, waiter.tag) != nil
+            }
+            if recorded { replyOK(waiter.connection, waiter.tag) }
+        }
+        if !rightWrites.waiting.isEmpty { startRightsWrite() }
+    }
+}
