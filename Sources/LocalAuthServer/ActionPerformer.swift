@@ -48,7 +48,7 @@ package protocol ServerShell: AnyObject {
     func reopenLog() throws -> Authenticator
     /// Asks logind which session connection N's process belongs to (S-65);
     /// `sessionLookedUp` brings the answer later.
-    func lookUpSession(_ id: Connection.ID, pid: ProcessID)
+    func lookUpSession(_ id: Connection.ID, pid: ProcessID, uid: UserID)
     /// SIGHUP: the configuration files read again, or why not; nil: this
     /// shell has none to read (the core is told nothing).
     func readConfiguration() -> Result<DaemonConfiguration, any Error>?
@@ -67,7 +67,7 @@ package extension ServerShell {
     /// A shell without key workers (the simulator, the core's harnesses) runs it in place.
     func runKeyJob(token: UInt64, _ job: KeyJob) -> KeyCompletion? { KeyCompletion(token: token, outcome: job.run()) }
     /// A shell without logind: the lookup expires as unavailable (PeerSessions).
-    func lookUpSession(_ id: Connection.ID, pid: ProcessID) {}
+    func lookUpSession(_ id: Connection.ID, pid: ProcessID, uid: UserID) {}
     func releaseFreePages() {}
     func hang(seconds: UInt32) {}
 }
@@ -133,8 +133,8 @@ package final class ActionPerformer {
             shell.sensor(command)
         case .reopenLog:
             core.logReopened(Result { try shell.reopenLog() })
-        case .lookUpSession(let id, let pid):
-            shell.lookUpSession(id, pid: pid)
+        case .lookUpSession(let id, let pid, let uid):
+            shell.lookUpSession(id, pid: pid, uid: uid)
         case .readConfiguration:
             if let read = shell.readConfiguration() { core.configurationRead(read) }
         case .releaseFreePages:

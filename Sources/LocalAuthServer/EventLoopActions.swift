@@ -82,11 +82,11 @@ extension EventLoop: ServerShell {
 
     /// The answer comes back through `sessionLookedUp`, in this turn when it
     /// cannot be asked (its requests then run at the turn's end).
-    func lookUpSession(_ id: Connection.ID, pid: ProcessID) {
+    func lookUpSession(_ id: Connection.ID, pid: ProcessID, uid: UserID) {
         guard let logind else {
             return core.sessionLookedUp(id, PeerSession(session: .unavailable("logind is not running."), process: nil))
         }
-        logind.lookUpPinned(id, socket: sockets[id], pid: pid)
+        logind.lookUpPinned(id, socket: sockets[id], pid: pid, uid: uid)
     }
 
     /// SIGHUP: the configuration files, read again; a valid one that is

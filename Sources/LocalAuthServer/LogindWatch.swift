@@ -12,8 +12,11 @@
 // the socket (SO_PEERPIDFD); logind is asked by pid (Debian 12's systemd 252
 // has no pidfd variant of GetSessionByPID); a process that exited before
 // the answer came makes it "unavailable" (its pid may name another process
-// by then). The pidfd's inode (pidfs) goes with the answer: what an agent
-// checks its own pidfd of the pid against (S-67). S-61..S-63's questions
+// by then). A process in no session stands for its user's display session
+// (logind's User.Display, as polkit's sd_uid_get_display): what systemd's
+// user manager starts (a desktop's apps in their scopes, the agent's own
+// user unit) belongs to no session. The pidfd's inode (pidfs) goes with
+// the answer: what an agent checks its own pidfd of the pid against (S-67). S-61..S-63's questions
 // are asked only when `whereabouts` (biometry configured and one of their
 // keys on); agents' whenever a request needs it.
 import LocalAuthCore
@@ -65,7 +68,7 @@ final class LogindWatch: LogindPort {
     /// S-65: which session connection `id`'s process (on `socket`,
     /// SO_PEERCRED `pid`) belongs to, pinned; the answer goes to
     /// `sessionLookedUp`, at once when logind cannot be asked.
-    func lookUpPinned(_ id: Connection.ID, socket: FileDescriptor?, pid: Int32) {
+    func lookUpPinned(_ id: Connection.ID, socket: FileDescriptor?, pid: Int32, uid: UInt32) {
         guard let socket, pid > 0 else {
             return server.sessionLookedUp(id, PeerSession(session: .unavailable("The connection has no process to ask about."),
                                                           process: nil))
@@ -82,7 +85,12 @@ final class LogindWatch: LogindPort {
         }
         pinned[id] = process
         logind.session(ofProcess: pid, timeoutMicros: LogindWatch.callTimeout) { [unowned self] lookup in
-            self.pinnedAnswered(id, lookup)
+            guard case .noSession = lookup, pinned[id] != nil else { return self.pinnedAnswered(id, lookup) }
+            logind.displaySession(ofUser: uid, timeoutMicros: LogindWatch.callTimeout) { [unowned self] display in
+                // Only a session of that very user stands in.
+                if case .session(let session) = display, session.uid != uid { return self.pinnedAnswered(id, .noSession) }
+                self.pinnedAnswered(id, display)
+            }
         }
     }
 

@@ -14,7 +14,8 @@ import LocalAuthCore
 /// What the daemon knows about a connection's process.
 package struct PeerSession: Equatable, Sendable {
     package enum Session: Equatable, Sendable {
-        /// It belongs to logind session `id`, whose user is `uid`.
+        /// It belongs to logind session `id`, whose user is `uid` (or, in no
+        /// session of its own, that is its user's display session).
         case session(id: String, uid: UserID, remote: Bool, remoteHost: String)
         /// logind knows it, and it belongs to no session.
         case none

@@ -37,9 +37,10 @@ package enum ServerAction {
     /// Tell the real sensor backend (SensorPrompts.swift); it reports back
     /// as `sensorReported`.
     case sensor(SensorCommand)
-    /// Which logind session connection N's process (SO_PEERCRED `pid`) is
-    /// in, pinned by its pidfd (S-65; `sessionLookedUp` brings the answer).
-    case lookUpSession(Connection.ID, pid: ProcessID)
+    /// Which logind session connection N's process (SO_PEERCRED `pid`, of
+    /// `uid`) is in, pinned by its pidfd, or, in none, its user's display
+    /// session (S-65; `sessionLookedUp` brings the answer).
+    case lookUpSession(Connection.ID, pid: ProcessID, uid: UserID)
     /// Read the configuration files again (SIGHUP; `configurationRead`).
     case readConfiguration
     /// Many contexts ended: hand free heap pages back to the kernel (malloc_trim).

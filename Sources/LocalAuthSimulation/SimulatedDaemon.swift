@@ -355,7 +355,7 @@ extension SimulatedDaemon: ServerShell {
 
     func reopenLog() throws -> Authenticator { try reopen() }
 
-    func lookUpSession(_ id: Connection.ID, pid: ProcessID) { sessionLookups.append((id, pid)) }
+    func lookUpSession(_ id: Connection.ID, pid: ProcessID, uid: UserID) { sessionLookups.append((id, pid)) }
 
     func readConfiguration() -> Result<DaemonConfiguration, any Error>? { .success(configuration()) }
 }

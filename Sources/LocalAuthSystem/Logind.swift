@@ -79,6 +79,7 @@ public final class Logind {
     public static let managerPath = "/org/freedesktop/login1"
     public static let managerInterface = "org.freedesktop.login1.Manager"
     public static let sessionInterface = "org.freedesktop.login1.Session"
+    public static let userInterface = "org.freedesktop.login1.User"
     static let properties = "org.freedesktop.DBus.Properties"
     /// logind's answer for a process outside every session.
     static let noSessionErrors: Set<String> = [
@@ -112,6 +113,68 @@ public final class Logind {
                     return answer(.unavailable(LogindError(absent: false,
                         message: "logind answered GetSessionByPID with an unexpected shape.")))
                 }
+                self.session(atPath: path, timeoutMicros: timeoutMicros, answer: answer)
+            }
+        } catch {
+            answer(.unavailable(LogindError(absent: false, message: "Failed to ask logind: \(error)")))
+        }
+    }
+
+    /// The display session of user `uid` (its `User` object's `Display`:
+    /// the graphical session logind deems the user's primary one), for a
+    /// process that belongs to no session of its own (one that systemd's
+    /// user manager started: a desktop app's scope, a user unit), as polkit
+    /// asks it (sd_uid_get_display). `.noSession` when the user has none.
+    public func displaySession(ofUser uid: UInt32, timeoutMicros: UInt64, answer: @escaping (SessionLookup) -> Void) {
+        let failed = { (what: String) in
+            answer(.unavailable(LogindError(absent: false, message: "logind answered \(what) with an unexpected shape.")))
+        }
+        do {
+            try bus.call(destination: Logind.service, path: Logind.managerPath, interface: Logind.managerInterface,
+                         member: "GetUser", arguments: [.uint32(uid)], timeoutMicros: timeoutMicros) { [weak self] reply in
+                guard let self else { return }
+                if let error = reply.error {
+                    if error.name == "org.freedesktop.login1.NoSuchUser" { return answer(.noSession) }
+                    return answer(.unavailable(LogindError(reply: error)))
+                }
+                guard let user = reply.read([.objectPath])?.first?.string else { return failed("GetUser") }
+                self.displaySession(userPath: user, timeoutMicros: timeoutMicros, answer: answer, failed: failed)
+            }
+        } catch {
+            answer(.unavailable(LogindError(absent: false, message: "Failed to ask logind: \(error)")))
+        }
+    }
+
+    private func displaySession(userPath: String, timeoutMicros: UInt64, answer: @escaping (SessionLookup) -> Void,
+                                failed: @escaping (String) -> Void) {
+        do {
+            try bus.call(destination: Logind.service, path: userPath, interface: Logind.properties, member: "GetAll",
+                         arguments: [.string(Logind.userInterface)], timeoutMicros: timeoutMicros) { [weak self] reply in
+                guard let self else { return }
+                if let error = reply.error { return answer(.unavailable(LogindError(reply: error))) }
+                // `Display` is "(so)": its session id is what is read of it.
+                guard let properties = reply.readProperties(), let id = properties["Display"]?.string else {
+                    return failed("the user's properties")
+                }
+                guard !id.isEmpty else { return answer(.noSession) }
+                self.session(named: id, timeoutMicros: timeoutMicros, answer: answer, failed: failed)
+            }
+        } catch {
+            answer(.unavailable(LogindError(absent: false, message: "Failed to ask logind: \(error)")))
+        }
+    }
+
+    private func session(named id: String, timeoutMicros: UInt64, answer: @escaping (SessionLookup) -> Void,
+                         failed: @escaping (String) -> Void) {
+        do {
+            try bus.call(destination: Logind.service, path: Logind.managerPath, interface: Logind.managerInterface,
+                         member: "GetSession", arguments: [.string(id)], timeoutMicros: timeoutMicros) { [weak self] reply in
+                guard let self else { return }
+                if let error = reply.error {
+                    if Logind.noSessionErrors.contains(error.name) { return answer(.noSession) }
+                    return answer(.unavailable(LogindError(reply: error)))
+                }
+                guard let path = reply.read([.objectPath])?.first?.string else { return failed("GetSession") }
                 self.session(atPath: path, timeoutMicros: timeoutMicros, answer: answer)
             }
         } catch {

@@ -119,3 +119,29 @@ final class SessionAgentIntegrationTests: XCTestCase {
         XCTAssertEqual(try app.request("e can-evaluate ctx=\(ctx) policy=owner").errorName, "passcodeNotSet")
     }
 }
+
+extension SessionAgentIntegrationTests {
+    /// What systemd's user manager starts (a desktop app's scope, the agent's
+    /// own user unit) belongs to no session: it stands for its user's display
+    /// session (logind's User.Display), as polkit does (S-65, S-66).
+    func test_S65_S66_processesInNoSessionStandForTheirUsersDisplaySession() throws {
+        let mock = try LogindMock()
+        try mock.addSession("c5", uid: 0, user: "root")
+        try mock.setDisplay(uid: 0, to: "c5")
+        let daemon = try daemon(mock)
+        // socat as root: its pid is in no session, root's display session is c5.
+        let agent = try daemon.connect(asUID: 0)
+        let registered = try agent.request("a register-agent")
+        XCTAssertEqual(registered.status, .ok, "\(registered)")
+        XCTAssertEqual(registered["session"], "c5")
+        let app = try daemon.connect(asUID: 0)
+        let ctx = try XCTUnwrap(try app.request("n new")["ctx"])
+        XCTAssertOK(try app.request("s set ctx=\(ctx) prompt=agent"))
+        try app.send("e evaluate ctx=\(ctx) policy=biometrics reason=scope")
+        XCTAssertEqual(try app.nextLine(tag: "e"), "e PROMPT kind=agent")
+        XCTAssertEqual(try agent.next(tag: "a")["app-pid"], String(try XCTUnwrap(app.helperPID)))
+        // nobody's process in no session: nobody has no display session.
+        let other = try daemon.connect(asUID: 65534)
+        XCTAssertEqual(try other.request("a register-agent").errorName, "permission-denied")
+    }
+}

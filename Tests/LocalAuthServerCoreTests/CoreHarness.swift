@@ -217,7 +217,7 @@ extension CoreHarness: ServerShell {
     }
     func lookUpGroup(_ query: GroupQuery) { lookups.append(query) }
     /// logind as `sessions` says, pidfs inode 70000 + pid (S-65).
-    func lookUpSession(_ id: Connection.ID, pid: ProcessID) {
+    func lookUpSession(_ id: Connection.ID, pid: ProcessID, uid: UserID) {
         sessionLookups.append((id, pid))
         if answersSessionsAtOnce { answerSession(id, pid: pid) }
     }

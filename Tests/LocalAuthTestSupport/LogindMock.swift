@@ -48,6 +48,14 @@ public final class LogindMock {
             table[args[0]] = dbus.ObjectPath('/org/freedesktop/login1/session/' + args[1])
             self.session_by_pid = table
             """)
+        // The template's GetUser adds a uint to a string (a TypeError); as
+        // logind, it names the user's object, or answers NoSuchUser.
+        try call("AddMethod", "sssss", "org.freedesktop.login1.Manager", "GetUser", "u", "o", """
+            path = '/org/freedesktop/login1/user/%d' % args[0]
+            if path not in objects:
+                raise dbus.exceptions.DBusException('No user %d' % args[0], name='org.freedesktop.login1.NoSuchUser')
+            ret = dbus.ObjectPath(path)
+            """)
     }
 
     deinit {
@@ -83,6 +91,16 @@ public final class LogindMock {
             }
         }
         if let pid { try mapPID(pid, to: id) }
+    }
+
+    /// User `uid`'s display session (its User object's `Display`) is now `id`
+    /// (S-65: what a process in no session stands for). The user must exist
+    /// (a session of theirs added first).
+    public func setDisplay(uid: UInt32, to id: String) throws {
+        let result = try busctl(["call", "org.freedesktop.login1", "/org/freedesktop/login1/user/\(uid)",
+                                 "org.freedesktop.DBus.Properties", "Set", "ssv", "org.freedesktop.login1.User", "Display",
+                                 "(so)", id, "/org/freedesktop/login1/session/" + id])
+        guard result.0 == 0 else { throw HarnessError("logind mock: setting Display: \(result.2)") }
     }
 
     /// Process `pid` now belongs to session `id` (GetSessionByPID answers it).

@@ -75,7 +75,8 @@ extension ServerCore {
             pauseReading(connection)
         case .ask:
             pauseReading(connection)
-            actions.append(.lookUpSession(connection, pid: peer(of: connection).pid))
+            let peer = peer(of: connection)
+            actions.append(.lookUpSession(connection, pid: peer.pid, uid: peer.uid))
         }
         return nil
     }

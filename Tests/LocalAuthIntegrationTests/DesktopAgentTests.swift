@@ -1,0 +1,193 @@
+// The desktop agent (localauth-agent, GTK 4) under Xvfb (S-65..S-69): started
+// in a logind session of dbusmock's, it registers, and an app's evaluation in
+// that session opens its dialog with the app's name, program and reason; a
+// simulated finger match closes it with success, a password typed with
+// xdotool succeeds, Escape gives userCancel. A screenshot of the dialog is
+// kept (LOCALAUTH_ARTIFACTS, else /tmp/localauthd-artifacts), and the
+// agent's memory holds no password afterwards. The dialog's texts are read
+// from its LOCALAUTH_AGENT_TRACE lines (an X screen has none to read back).
+// Skips without root, Xvfb, xdotool, imagemagick, dbusmock or a built agent
+// (make -C Sources/localauth-agent).
+import Foundation
+import Glibc
+import LocalAuthProtocol
+import LocalAuthSystem
+import LocalAuthTestSupport
+import XCTest
+
+final class DesktopAgentTests: XCTestCase {
+    static let password = "Desktop-Agent-Password-Typed-Into-The-Dialog-And-Wiped"
+    var xvfb: pid_t = 0
+    var display = ""
+    var mock: LogindMock!
+    var daemon: DaemonProcess!
+    var agentPID: pid_t = 0
+    var agentOutput = ""
+
+    static var agentBinary: String {
+        if let path = ProcessInfo.processInfo.environment["LOCALAUTH_AGENT_BINARY"], !path.isEmpty { return path }
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Sources/localauth-agent/localauth-agent").path
+    }
+
+    override func setUpWithError() throws {
+        guard getuid() == 0 else { throw XCTSkip("the agent runs as root, the test's session's user") }
+        for tool in ["/usr/bin/Xvfb", "/usr/bin/xdotool", "/usr/bin/import", Self.agentBinary] where access(tool, X_OK) != 0 {
+            throw XCTSkip("\(tool) is missing (scripts/install-deps; make -C Sources/localauth-agent)")
+        }
+        mock = try LogindMock()
+        try mock.addSession("c9", uid: 0, user: "root", pid: getpid())
+        // Xvfb picks a free display and writes its number on stdout.
+        let displayFile = mock.directory.path + "/display"
+        xvfb = try spawn("/usr/bin/Xvfb", ["-displayfd", "1", "-nolisten", "tcp", "-screen", "0", "800x600x24"],
+                         stdoutPath: displayFile, stderrPath: mock.directory.path + "/xvfb.log")
+        XCTAssertTrue(waitUntil { readText(displayFile).hasSuffix("\n") }, "Xvfb did not start: \(readText(mock.directory.path + "/xvfb.log"))")
+        display = ":" + readText(displayFile).trimmingCharacters(in: .whitespacesAndNewlines)
+        daemon = try DaemonProcess(configuration: DaemonProcess.defaultConfiguration + "LogindBus=\(mock.bus)\n")
+        let admin = try daemon.connect()
+        XCTAssertOK(try admin.request("p set-passcode secret=\"\(Self.password)\""))
+        XCTAssertOK(try admin.request("e enroll uid=0"))
+        // An installed app, for the dialog to name: its .desktop file's Exec
+        // is the probe's program (S-67: matched on the file the process runs).
+        let applications = mock.directory.path + "/share/applications"
+        try FileManager.default.createDirectory(atPath: applications, withIntermediateDirectories: true)
+        let entry = ["[Desktop Entry]", "Type=Application", "Name=Secure Notes",
+                     "Exec=\(try Binary.find("localauth-app-probe")) %U", "Icon=accessories-text-editor", ""]
+        try entry.joined(separator: "\n").write(toFile: applications + "/localauth-test-notes.desktop", atomically: true,
+                                                encoding: .utf8)
+        // The agent, held until its pid is in session c9.
+        agentOutput = mock.directory.path + "/agent.out"
+        let go = Pipe()
+        agentPID = try spawn("/bin/sh", ["-c", "read go; exec \"$0\"", Self.agentBinary], stdinFD: go.fileHandleForReading.fileDescriptor,
+                             stdoutPath: agentOutput, stderrPath: mock.directory.path + "/agent.err",
+                             environment: ["DISPLAY": display, "GDK_BACKEND": "x11", "GSK_RENDERER": "cairo", "NO_AT_BRIDGE": "1",
+                                           "LOCALAUTHD_SOCKET": daemon.socketPath, "LOCALAUTH_AGENT_TRACE": "1",
+                                           "LANGUAGE": "C", "LC_ALL": "C.UTF-8",
+                                           "XDG_DATA_DIRS": mock.directory.path + "/share:/usr/share"])
+        try mock.mapPID(agentPID, to: "c9")
+        try go.fileHandleForWriting.write(contentsOf: Data("go\n".utf8))
+        XCTAssertTrue(waitUntil { readText(agentOutput).contains("the authentication agent of session c9") },
+                      "the agent did not register: \(readText(mock.directory.path + "/agent.err"))")
+    }
+
+    override func tearDown() {
+        if agentPID > 0 {
+            kill(agentPID, SIGTERM)
+            _ = waitForExit(agentPID, timeout: 10)
+        }
+        if let daemon { _ = daemon.stop() }
+        if xvfb > 0 {
+            kill(xvfb, SIGTERM)
+            _ = waitForExit(xvfb, timeout: 10)
+        }
+        daemon = nil
+        mock = nil
+        super.tearDown()
+    }
+
+    func xdotool(_ arguments: [String]) throws -> String {
+        try runToCompletion("/usr/bin/xdotool", arguments, timeout: 20, environment: ["DISPLAY": display]).1
+    }
+
+    /// The dialog's window, once it is shown.
+    func dialogWindow() throws -> String {
+        var window = ""
+        XCTAssertTrue(try waitUntil {
+            window = try xdotool(["search", "--onlyvisible", "--name", "Authentication Required"])
+                .split(separator: "\n").first.map(String.init) ?? ""
+            return !window.isEmpty
+        }, "no dialog: \(readText(agentOutput))")
+        return window
+    }
+
+    /// The last line the dialog traced.
+    func shown() -> String { readText(agentOutput).split(separator: "\n").last { $0.hasPrefix("dialog ") }.map(String.init) ?? "" }
+
+    /// An app's evaluation, in session c9, that asked for the agent.
+    func evaluate(_ policy: String, reason: String) throws -> Client {
+        let app = try daemon.connect()
+        let ctx = try XCTUnwrap(try app.request("n new")["ctx"])
+        XCTAssertOK(try app.request("s set ctx=\(ctx) prompt=agent cancel-title=\"Not now\""))
+        try app.send("e evaluate ctx=\(ctx) policy=\(policy) reason=\"\(reason)\"")
+        XCTAssertEqual(try app.nextLine(tag: "e"), "e PROMPT kind=agent")
+        return app
+    }
+
+    func test_S66_S67_theDialogShowsTheAppAndItsReason_andAFingerMatchClosesItWithSuccess() throws {
+        let app = try evaluate("biometrics", reason: "Unlock the test vault")
+        let window = try dialogWindow()
+        XCTAssertTrue(waitUntil { shown().contains("program=") && !shown().contains("program=\"\"") }, shown())
+        let line = shown()
+        XCTAssertTrue(line.contains("reason=\"Unlock the test vault\""), line)
+        XCTAssertTrue(line.contains("state=\"Touch the sensor\""), line)
+        XCTAssertTrue(line.contains("password=hidden"), line)
+        XCTAssertTrue(line.contains("cancel=\"Not now\""), "the app's title: \(line)")
+        // Who asks: this test process, as the kernel names it.
+        let program = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        XCTAssertTrue(line.contains("program=\"\(program)"), "\(line) lacks \(program)")
+        let admin = try daemon.connect()
+        XCTAssertOK(try admin.request("f sensor uid=0 result=match"))
+        XCTAssertEqual(try app.next(tag: "e")["method"], "biometric")
+        XCTAssertTrue(try waitUntil { try xdotool(["search", "--onlyvisible", "--name", "Authentication Required"]).isEmpty },
+                      "the dialog stayed after the match (window \(window))")
+    }
+
+    func test_S66_S68_aPasswordTypedIntoTheDialogSucceeds_andTheAgentKeepsNoCopy() throws {
+        let app = try evaluate("owner", reason: "Sign the release")
+        let window = try dialogWindow()
+        XCTAssertTrue(waitUntil { shown().contains("password=shown") && shown().contains("program=\"/") }, shown())
+        XCTAssertTrue(shown().contains("state=\"Touch the sensor\""), "touch or type: \(shown())")
+        try keepScreenshot(named: "localauth-agent-dialog.png")
+        _ = try xdotool(["windowfocus", "--sync", window])
+        _ = try xdotool(["type", "--delay", "20", Self.password])
+        _ = try xdotool(["key", "Return"])
+        XCTAssertEqual(try app.next(tag: "e")["method"], "passcode", readText(agentOutput))
+        XCTAssertTrue(try waitUntil { try xdotool(["search", "--onlyvisible", "--name", "Authentication Required"]).isEmpty })
+        // The dialog is gone, its buffer freed: no copy of the password in the agent.
+        var copies = 0
+        try ProcessMemory.forEachWritableMapping(of: String(agentPID)) { bytes in
+            if TerminalAgentTests.contains(bytes, String(Self.password.dropFirst(16))) { copies += 1 }
+        }
+        XCTAssertEqual(copies, 0, "copies of the password in the agent's memory")
+    }
+
+    func test_S29_escapeInTheDialogIsUserCancel() throws {
+        let app = try evaluate("owner", reason: "Delete the backups")
+        let window = try dialogWindow()
+        _ = try xdotool(["windowfocus", "--sync", window])
+        _ = try xdotool(["key", "Escape"])
+        let end = try app.next(tag: "e")
+        XCTAssertEqual(end.errorName, "userCancel")
+        XCTAssertTrue(try waitUntil { try xdotool(["search", "--onlyvisible", "--name", "Authentication Required"]).isEmpty })
+    }
+
+    func test_S67_anInstalledAppIsNamedAndShownByItsDesktopFile() throws {
+        // The app: a plain LAContext (localauth-app-probe), in session c9.
+        let app = try AppProbe(socket: daemon.socketPath, policy: "owner", reason: #"Open the note "Tax 2026""#)
+        try mock.mapPID(app.pid, to: "c9")
+        try app.go()
+        let window = try dialogWindow()
+        XCTAssertTrue(waitUntil { shown().contains(#"name="Secure Notes wants you to authenticate""#) }, shown())
+        let line = shown()
+        XCTAssertTrue(line.contains("program=\"\(try Binary.find("localauth-app-probe"))\""), line)
+        XCTAssertTrue(line.contains(#"reason="Open the note \"Tax 2026\"""#), line)
+        XCTAssertTrue(line.contains("password=shown"), line)
+        // The picture the README shows (docs/images), kept by CI too.
+        try keepScreenshot(named: "localauth-agent-installed-app.png")
+        _ = try xdotool(["windowfocus", "--sync", window])
+        _ = try xdotool(["key", "Escape"])
+        XCTAssertEqual(try app.line(), "ERR userCancel -2")
+        app.finish()
+    }
+
+    /// The whole screen, kept where the CI log says.
+    func keepScreenshot(named name: String) throws {
+        let directory = ProcessInfo.processInfo.environment["LOCALAUTH_ARTIFACTS"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? "/tmp/localauthd-artifacts"
+        _ = mkdir(directory, 0o755)
+        let path = directory + "/" + name
+        let result = try runToCompletion("/usr/bin/import", ["-window", "root", path], timeout: 30, environment: ["DISPLAY": display])
+        XCTAssertEqual(result.0, 0, result.2)
+        print("screenshot of the dialog: \(path)")
+    }
+}
