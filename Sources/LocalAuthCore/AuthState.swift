@@ -108,7 +108,8 @@ extension AuthState {
             lockedOut: user.biometryLockedOut, passcodeFailures: user.passcodeFailures,
             retryAfter: passcodeRetryAfter(uid, now: now),
             passcodeRetryAt: user.passcodeRetryAt.flatMap { $0 > effectiveNow(now) ? $0 : nil },
-            adminLocked: user.adminLocked, contexts: user.openContexts
+            adminLocked: user.adminLocked, contexts: user.openContexts,
+            failuresSinceSignIn: user.failuresSinceSignIn, lastSignIn: user.lastSignIn
         )
     }
 

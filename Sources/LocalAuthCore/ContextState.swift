@@ -21,6 +21,8 @@ public struct ContextState: Sendable, Equatable {
     public var interactionNotAllowed: Bool = false
     /// S-44: whether a passcode prompt may reach this context (ContextOrigin).
     public var passcodePrompts: Bool = true
+    /// S-64: an on-behalf context's service, tty and remote host, or nil.
+    public var labels: ContextLabels?
     public var localizedReason: String?
     /// S-66: whether the context asks for its session's agent.
     public var prompt: PromptDestination = .client

@@ -63,6 +63,7 @@ extension AuthState {
             guard contexts[ctx] == nil else { break }
             contexts[ctx] = ContextState(uid: uid, pid: pid)
             if !origin.passcodePrompts { contexts[ctx]?.passcodePrompts = false }
+            if let labels = ContextLabels.of(origin) { contexts[ctx]?.labels = labels }
             users[uid, default: UserState()].openContexts += 1
         case .contextPropertySet(_, let ctx, let property):
             applyProperty(property, to: ctx)
@@ -112,17 +113,20 @@ extension AuthState {
             prompting.insert(ctx)
         case .biometricMatched(let uid, _, _):
             users[uid, default: UserState()].biometricFailures = 0
+            users[uid, default: UserState()].signedIn(at: time)
         case .biometricFailed(let uid, let ctx, _):
             if let index = contexts.index(forKey: ctx), contexts.values[index].evaluation != nil {
                 contexts.values[index].evaluation!.biometricFailures += 1
             }
             let threshold = rules.lockoutThreshold
             users[uid, default: UserState()].countBiometricFailure(lockoutThreshold: threshold)
+            users[uid, default: UserState()].failuresSinceSignIn.count(.biometric, at: time, labels: contexts[ctx]?.labels)
         case .biometricRetry, .fallbackChosen, .biometricDisconnected:
             break
-        case .passcodeRefused:
-            // S-46: refused unchecked; it counts nothing (S-5).
-            break
+        case .passcodeRefused(let uid, let ctx, _, _):
+            // S-46: refused unchecked; it counts nothing (S-5), but it was
+            // an attempt the user is told of (S-64).
+            users[uid, default: UserState()].failuresSinceSignIn.count(.refused, at: time, labels: ctx.flatMap { contexts[$0]?.labels })
         case .rightSaved, .rightRemoved, .rightAuthorized, .rightSecretRead, .rightKeyCreated, .rightKeyUsed:
             // Rights live in the right store; their events are the audit record.
             break
@@ -152,8 +156,11 @@ extension AuthState {
             user.passcodeRetryAt = nil
             user.lastPasscodeSuccess = time
             user.lastPasscodeBootID = bootID
+            user.signedIn(at: time)
             users[uid] = user
-        case .passcodeRejected(let uid, _, _, let counted):
+        case .passcodeRejected(let uid, let ctx, _, let counted):
+            // S-64: every rejected attempt is told of, the repeats too (S-7).
+            users[uid, default: UserState()].failuresSinceSignIn.count(.passcode, at: time, labels: ctx.flatMap { contexts[$0]?.labels })
             guard counted else { break }
             var user = users[uid] ?? UserState()
             user.passcodeFailures += 1

@@ -27,8 +27,20 @@ public struct UserState: Sendable, Equatable {
     public var promptHolder: ContextID?
     /// Open contexts owned by this user.
     public var openContexts: Int = 0
+    /// S-64: the failures since the last sign-in, the tally that sign-in
+    /// closed (the notice), and when it happened.
+    public var failuresSinceSignIn = FailureTally()
+    public var notice = FailureTally()
+    public var lastSignIn: Int64?
 
     public init() {}
+
+    /// S-64: a sign-in closes the tally (it becomes the notice).
+    mutating func signedIn(at time: Int64) {
+        notice = failuresSinceSignIn
+        failuresSinceSignIn = FailureTally()
+        lastSignIn = time
+    }
 
     /// S-1/S-2: one more biometric failure; the threshold's one locks biometry out.
     mutating func countBiometricFailure(lockoutThreshold: Int) {
@@ -55,4 +67,7 @@ public struct UserStatus: Sendable, Equatable {
     public var passcodeRetryAt: Int64?
     public var adminLocked: Bool
     public var contexts: Int
+    /// S-64: the failures since the last sign-in, and when that was.
+    public var failuresSinceSignIn = FailureTally()
+    public var lastSignIn: Int64?
 }

@@ -76,7 +76,7 @@ extension ServerCore {
             if !pendingRights.isEmpty { rightEvaluationSucceeded(ctx, method: method) }
             guard let (connection, tag) = evaluationOwner(ctx) else { return }
             connections[connection]?.evaluationTags[ctx] = nil
-            _ = connections[connection]?.notices.remove(ctx)
+            let notice = connections[connection]?.notices.remove(ctx) != nil
             writer.bytes.removeAll(keepingCapacity: true)
             writer.beginResponse(tag: tag, status: .ok)
             writer.append(key: "method", value: method.rawValue)
@@ -86,6 +86,12 @@ extension ServerCore {
                 let token = method == .biometric ? authenticator.state.user(context.uid).domainState
                     : method == .passcode ? DomainState() : context.domainState
                 if !token.isEmpty { writer.append(key: "domain-state", value: token.description) }
+            }
+            // S-64: the tally this sign-in closed (cached and reuse are no sign-in).
+            if notice, method == .biometric || method == .passcode {
+                for (key, value) in FailureNotice.fields(authenticator.state.user(uid).notice) {
+                    writer.append(key: key, value: value)
+                }
             }
             writer.endLine()
             send(writer.bytes, to: connection)

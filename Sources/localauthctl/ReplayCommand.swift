@@ -105,6 +105,14 @@ struct ReplayView {
         (context.succeededBiometric ? ["biometric"] : []) + (context.succeededPasscode ? ["passcode"] : [])
     }
 
+    static func tally(_ t: FailureTally) -> JSONValue {
+        .object([
+            ("biometric", .number(t.biometric)), ("passcode", .number(t.passcode)), ("refused", .number(t.refused)),
+            ("last_at", t.lastAt.map { .string(TimeText.format($0)) } ?? .null),
+            ("last_service", .optional(t.lastService)), ("last_tty", .optional(t.lastTTY)), ("last_rhost", .optional(t.lastRHost)),
+        ])
+    }
+
     var json: JSONValue {
         .object([
             ("seq", .number(state.eventCount)),
@@ -117,6 +125,9 @@ struct ReplayView {
                     ("passcode_failures", .number(status.passcodeFailures)),
                     ("passcode_retry_at", status.passcodeRetryAt.map { .string(TimeText.format($0)) } ?? .null),
                     ("admin_locked", .bool(status.adminLocked)),
+                    // S-64 (AUDIT.md 1.2).
+                    ("failures_since_sign_in", Self.tally(status.failuresSinceSignIn)),
+                    ("last_sign_in", status.lastSignIn.map { .string(TimeText.format($0)) } ?? .null),
                 ]))
             })),
             ("contexts", .object(contexts.map { id, context in

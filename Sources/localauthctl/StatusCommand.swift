@@ -27,6 +27,12 @@ struct StatusCommand: Command {
         ("reader-present", "Reader present", "reader_present"),
         // S-62: LAEnvironment's builtInSensorInaccessible (v1.2).
         ("sensor-inaccessible", "Reader unreachable", "sensor_inaccessible"),
+        // S-64: the failures since the user's last sign-in (v1.2).
+        ("failed-attempts", "Failed since login", "failed_attempts"),
+        ("failed-biometric", "  by biometry", "failed_biometric"), ("failed-passcode", "  wrong passcodes", "failed_passcode"),
+        ("refused-passcode", "  during a delay", "refused_passcode"), ("last-failed-at", "Last failure at", "last_failed_at"),
+        ("last-failed-service", "Last failure via", "last_failed_service"),
+        ("last-failed-tty", "Last failure tty", "last_failed_tty"), ("last-failed-rhost", "Last failure from", "last_failed_rhost"),
     ]
 
     var uid: UInt32?
@@ -51,6 +57,9 @@ struct StatusCommand: Command {
             let label = Self.fields.first { $0.wire == argument.key }?.label ?? argument.key
             var value = DisplayText.field(argument.value)
             if argument.key == "retry-after" { value = value == "0" ? "no delay" : "\(value) s" }
+            if argument.key == "last-failed-at", let seconds = Int64(argument.value) {
+                value = TimeText.format(seconds * TimeText.second)
+            }
             return (label, value)
         }
         let width = rows.map(\.0.count).max() ?? 0

@@ -275,6 +275,8 @@ void la_dialogue(pam_handle_t *pamh, int fd, const struct la_options *options, c
     la_request_add(&request, "policy", options->policy);
     la_request_add(&request, "reason", reason);
     if (d->ending != LA_END_NONE) la_request_add(&request, "prompt", "combined");
+    /* S-64: the failures since the last sign-in come with the success. */
+    la_request_add(&request, "notice", "failures");
     if (send_request(d, &request) != 0) {
         la_unavailable(outcome, "write-error");
         goto done;

@@ -9,12 +9,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static void set(struct la_outcome *outcome, int pam, const char *result, const char *message) {
+    outcome->notice[0] = '\0';
     outcome->pam = pam;
     outcome->result = result;
     snprintf(outcome->message, sizeof(outcome->message), "%s", message ? message : "");
 }
+
+static long number(const char *text, long fallback);
 
 void la_unavailable(struct la_outcome *outcome, const char *result) {
     set(outcome, PAM_AUTHINFO_UNAVAIL, result, "");
@@ -45,6 +49,7 @@ void la_map_final(const struct la_reply *reply, struct la_outcome *outcome) {
 
     if (reply->status == LA_STATUS_OK) {
         set(outcome, PAM_SUCCESS, "success", "");
+        la_failure_notice(reply, (long)time(NULL), outcome->notice, sizeof(outcome->notice));
         return;
     }
     if (reply->status != LA_STATUS_ERR) {
@@ -105,4 +110,56 @@ void la_map_final(const struct la_reply *reply, struct la_outcome *outcome) {
         set(outcome, PAM_AUTH_ERR, "failed", "");
         return;
     }
+}
+
+/* "N thing" or "N things". */
+static size_t counted(char *text, size_t size, long n, const char *one, const char *many) {
+    int written = snprintf(text, size, "%ld %s", n, n == 1 ? one : many);
+    return written < 0 ? 0 : (size_t)written < size ? (size_t)written : size - 1;
+}
+
+void la_failure_notice(const struct la_reply *reply, long now, char *text, size_t size) {
+    long counts[3] = { number(la_field(reply, "failed-biometric"), 0), number(la_field(reply, "failed-passcode"), 0),
+                       number(la_field(reply, "refused-passcode"), 0) };
+    static const char *const one[3] = { "failed fingerprint attempt", "wrong password", "password attempt during a delay" };
+    static const char *const many[3] = { "failed fingerprint attempts", "wrong passwords", "password attempts during a delay" };
+    const char *service = la_field(reply, "last-failed-service");
+    const char *tty = la_field(reply, "last-failed-tty");
+    const char *rhost = la_field(reply, "last-failed-rhost");
+    long at = number(la_field(reply, "last-failed-at"), 0);
+    int parts = 0, said = 0;
+    size_t used = 0;
+
+    text[0] = '\0';
+    if (size < 2) return;
+    for (int i = 0; i < 3; i++)
+        if (counts[i] > 0) parts++;
+    if (parts == 0) return;
+    for (int i = 0; i < 3 && used + 1 < size; i++) {
+        if (counts[i] <= 0) continue;
+        if (said > 0) used += (size_t)snprintf(text + used, size - used, "%s", said == parts - 1 ? " and " : ", ");
+        if (used + 1 >= size) break;
+        used += counted(text + used, size - used, counts[i], one[i], many[i]);
+        said++;
+    }
+    if (used + 1 < size) used += (size_t)snprintf(text + used, size - used, " since your last sign-in");
+    if (at > 0 && used + 1 < size) {
+        time_t when = (time_t)at, today = (time_t)now;
+        struct tm local, current;
+        char clock[32] = "";
+        if (localtime_r(&when, &local) && localtime_r(&today, &current)) {
+            if (local.tm_year == current.tm_year && local.tm_yday == current.tm_yday)
+                strftime(clock, sizeof(clock), "at %H:%M", &local);
+            else
+                strftime(clock, sizeof(clock), "on %Y-%m-%d at %H:%M", &local);
+            used += (size_t)snprintf(text + used, size - used, ", the last %s", clock);
+        }
+    }
+    if (service && used + 1 < size) used += (size_t)snprintf(text + used, size - used, " via %s", service);
+    if (tty && used + 1 < size) {
+        if (strncmp(tty, "/dev/", 5) == 0) tty += 5;
+        used += (size_t)snprintf(text + used, size - used, " on %s", tty);
+    }
+    if (rhost && used + 1 < size) used += (size_t)snprintf(text + used, size - used, " from %s", rhost);
+    if (used + 1 < size) snprintf(text + used, size - used, ".");
 }

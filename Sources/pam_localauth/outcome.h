@@ -9,7 +9,14 @@ struct la_outcome {
     int pam;            /* a PAM_* return code */
     const char *result; /* a word for the log: success, failed, maxtries, unavailable... */
     char message[256];  /* for the user (PAM_ERROR_MSG), or "" */
+    char notice[384];   /* S-64, on a success: the failures since the last sign-in (PAM_TEXT_INFO), or "" */
 };
+
+/* S-64: the sentence for a success reply's failure fields ("2 failed
+ * fingerprint attempts and 1 wrong password since your last sign-in, the
+ * last at 14:02 via sudo on pts/2"), or "" when there were none. `now`
+ * decides whether the day is said. */
+void la_failure_notice(const struct la_reply *reply, long now, char *text, size_t size);
 
 /* The final reply of `evaluate`: OK, ERR domain=la ..., or ERR domain=protocol ...
  * Anything else (a PROMPT, a BYE, a malformed code) is never PAM_SUCCESS. */

@@ -112,8 +112,8 @@ static int connect_daemon(const char *path, int timeout_seconds) {
     return fd;
 }
 
-static void tell_user(pam_handle_t *pamh, const char *message) {
-    const struct pam_message m = { .msg_style = PAM_ERROR_MSG, .msg = message };
+static void tell_user(pam_handle_t *pamh, int style, const char *message) {
+    const struct pam_message m = { .msg_style = style, .msg = message };
     const struct pam_message *messages[1] = { &m };
     struct pam_response *responses = NULL;
     const struct pam_conv *conv = NULL;
@@ -171,7 +171,10 @@ LA_EXPORT int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, const
     if (options.tty >= 0) close(options.tty);
     close(fd);
 
-    if (outcome.message[0] && !options.silent) tell_user(pamh, outcome.message);
+    if (outcome.message[0] && !options.silent) tell_user(pamh, PAM_ERROR_MSG, outcome.message);
+    /* S-64: information, so PAM_SILENT (sudo's default) keeps it back;
+     * `localauthctl status` shows it too. */
+    if (outcome.pam == PAM_SUCCESS && outcome.notice[0] && !options.silent) tell_user(pamh, PAM_TEXT_INFO, outcome.notice);
     pam_syslog(pamh, outcome.pam == PAM_SUCCESS ? LOG_INFO : LOG_NOTICE,
                "localauthd: user=%s uid=%u service=%s policy=%s result=%s", user, (unsigned)subject.uid,
                (const char *)service, options.policy, outcome.result);

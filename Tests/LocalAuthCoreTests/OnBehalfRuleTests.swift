@@ -117,11 +117,20 @@ final class OnBehalfRuleTests: XCTestCase {
         var state = AuthState()
         state.apply(Event(time: 1, .contextCreated(uid: alice, ctx: ctx(1), pid: 1)))
         var bytes = StateCodec.encode(state)
-        // Version 3 is version 4 without the context's prompt and route;
-        // version 1 is version 2 (which 3 is, with no evaluation) without
-        // the context's trailing flag.
-        XCTAssertEqual(bytes[0], 4)
+        // Version 4 is version 5 without the user's tallies and last
+        // sign-in and the context's labels (S-64); version 3 is version 4
+        // without the context's prompt and route; version 1 is version 2
+        // (which 3 is, with no evaluation) without the context's trailing flag.
+        XCTAssertEqual(bytes[0], 5)
         XCTAssertEqual(bytes.removeLast(), 0, "no prompting contexts")
+        XCTAssertEqual(bytes.removeLast(), 0, "no labels")
+        // The user's fields end with openContexts (1, zigzag 2), then two
+        // empty tallies (3 counts, 4 absent optionals each) and no sign-in.
+        let tallies = [UInt8](repeating: 0, count: 15)
+        let at = try XCTUnwrap((0..<(bytes.count - 17)).first { bytes[$0] == 2 && Array(bytes[($0 + 1)...($0 + 15)]) == tallies })
+        bytes.removeSubrange((at + 1)...(at + 15))
+        bytes[0] = 4
+        XCTAssertEqual(try StateCodec.decode(bytes + [0]), state)
         XCTAssertEqual(bytes.removeLast(), 0, "no agent route")
         XCTAssertEqual(Array(bytes.suffix(7)), [6] + Array("client".utf8), "the prompt property")
         bytes.removeLast(7)

@@ -102,12 +102,16 @@ final class LiveVerbTests: CtlTestCase {
                      "passcode-failures": "passcode_failures", "retry-after": "retry_after",
                      "admin-locked": "admin_locked", "contexts": "contexts",
                      "backend": "backend", "reader": "reader", "reader-present": "reader_present",
-                     "sensor-inaccessible": "sensor_inaccessible"]
+                     "sensor-inaccessible": "sensor_inaccessible", "failed-attempts": "failed_attempts",
+                     "failed-biometric": "failed_biometric", "failed-passcode": "failed_passcode",
+                     "refused-passcode": "refused_passcode", "last-failed-at": "last_failed_at",
+                     "last-failed-service": "last_failed_service", "last-failed-tty": "last_failed_tty",
+                     "last-failed-rhost": "last_failed_rhost"]
         for (key, value) in wire where key != "status" {
             guard let json = names[key] else { XCTFail("status has an unmapped field \(key)"); continue }
             XCTAssertEqual(status[json].map { "\($0)" }, Self.jsonText(value), "status field \(key)")
         }
-        XCTAssertEqual(Set(status.keys), Set(names.values))
+        XCTAssertEqual(Set(status.keys), Set(wire.map(\.key).filter { $0 != "status" }.compactMap { names[$0] }))
         result = try ctl(["status"] + socket)
         XCTAssertTrue(result.lines.contains("        Passcode set: true"), result.out)
         XCTAssertTrue(result.lines.contains("  Enrolled templates: 2"), result.out)

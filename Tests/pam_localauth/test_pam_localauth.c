@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "outcome.h"
@@ -162,6 +163,33 @@ static void test_a_pending_prompt_ending_is_told_between_lines(void) {
     close(done[1]);
 }
 
+/* S-64: the success reply's failure fields as one sentence. */
+static void test_the_failure_notice_reads_as_a_sentence(void) {
+    struct la_reply r;
+    char text[384];
+    setenv("TZ", "UTC", 1);
+    tzset();
+    /* 1780000000 is 2026-05-28T20:26:40Z. */
+    CHECK(parse("e OK method=passcode failed-attempts=3 failed-biometric=2 failed-passcode=1 refused-passcode=0 "
+                "last-failed-at=1780000000 last-failed-service=sudo last-failed-tty=/dev/pts/2", &r) == 0, "parse");
+    la_failure_notice(&r, 1780000100, text, sizeof(text));
+    CHECK(strcmp(text, "2 failed fingerprint attempts and 1 wrong password since your last sign-in, the last at 20:26 "
+                       "via sudo on pts/2.") == 0, text);
+    la_failure_notice(&r, 1780000000 + 86400 * 3, text, sizeof(text));
+    CHECK(strstr(text, "the last on 2026-05-28 at 20:26") != NULL, "another day names the day");
+    CHECK(parse("e OK method=biometric failed-attempts=3 failed-biometric=1 failed-passcode=1 refused-passcode=1 "
+                "last-failed-at=1780000000 last-failed-rhost=laptop.example.org", &r) == 0, "parse");
+    la_failure_notice(&r, 1780000100, text, sizeof(text));
+    CHECK(strcmp(text, "1 failed fingerprint attempt, 1 wrong password and 1 password attempt during a delay since your "
+                       "last sign-in, the last at 20:26 from laptop.example.org.") == 0, text);
+    CHECK(parse("e OK method=passcode failed-attempts=0 failed-biometric=0 failed-passcode=0 refused-passcode=0", &r) == 0, "parse");
+    la_failure_notice(&r, 1780000100, text, sizeof(text));
+    CHECK(text[0] == '\0', "no failures, no notice");
+    CHECK(parse("e OK method=passcode", &r) == 0, "parse");
+    la_failure_notice(&r, 1780000100, text, sizeof(text));
+    CHECK(text[0] == '\0', "a daemon that does not tell, no notice");
+}
+
 static int mapped(const char *line, struct la_outcome *o) {
     struct la_reply r;
     if (parse(line, &r) != 0) return -999;
@@ -215,6 +243,7 @@ int main(void) {
     test_requests_quote_every_value();
     test_lines_are_read_with_the_protocol_cap();
     test_a_pending_prompt_ending_is_told_between_lines();
+    test_the_failure_notice_reads_as_a_sentence();
     test_outcomes_map_as_s45_lists();
     printf("pam_localauth unit tests: %d checks, %d failed\n", checks, failures);
     return failures == 0 ? 0 : 1;

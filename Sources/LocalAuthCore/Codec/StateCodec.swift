@@ -5,9 +5,10 @@
 public enum StateCodec {
     /// 2: contexts carry `passcodePrompts` (S-44); 3: prompts carry
     /// `retryAfter` and an evaluation may be at a combined prompt (S-60);
-    /// 4: a context's `prompt` and its evaluation's agent route (S-66).
-    /// Older snapshots still load.
-    public static let version: UInt8 = 4
+    /// 4: a context's `prompt` and its evaluation's agent route (S-66);
+    /// 5: a user's failure tally, notice and last sign-in, a context's
+    /// labels (S-64). Older snapshots still load.
+    public static let version: UInt8 = 5
 
     public static func encode(_ state: AuthState) -> [UInt8] {
         var w = ByteWriter(capacity: 256 + state.contexts.count * 64 + state.users.count * 64)
@@ -43,7 +44,7 @@ public enum StateCodec {
         guard users <= UInt64(bytes.count) else { throw DecodeError("implausible user count \(users)") }
         for _ in 0..<users {
             let uid = try r.u32()
-            state.users[uid] = try decodeUser(&r)
+            state.users[uid] = try decodeUser(&r, version: v)
         }
         let contexts = try r.varint()
         guard contexts <= UInt64(bytes.count) else { throw DecodeError("implausible context count \(contexts)") }
@@ -78,9 +79,32 @@ public enum StateCodec {
         w.optional(u.lastDeviceUnlock) { $0.svarint($1) }
         w.optional(u.promptHolder) { $0.context($1) }
         w.int(u.openContexts)
+        encodeTally(u.failuresSinceSignIn, into: &w)
+        encodeTally(u.notice, into: &w)
+        w.optional(u.lastSignIn) { $0.svarint($1) }
     }
 
-    private static func decodeUser(_ r: inout ByteReader) throws -> UserState {
+    private static func encodeTally(_ t: FailureTally, into w: inout ByteWriter) {
+        w.int(t.biometric); w.int(t.passcode); w.int(t.refused)
+        w.optional(t.lastAt) { $0.svarint($1) }
+        w.optional(t.lastService) { $0.string($1) }
+        w.optional(t.lastTTY) { $0.string($1) }
+        w.optional(t.lastRHost) { $0.string($1) }
+    }
+
+    private static func decodeTally(_ r: inout ByteReader) throws -> FailureTally {
+        var t = FailureTally()
+        t.biometric = try r.int(in: 0...Int(Int32.max))
+        t.passcode = try r.int(in: 0...Int(Int32.max))
+        t.refused = try r.int(in: 0...Int(Int32.max))
+        t.lastAt = try r.optional { try $0.svarint() }
+        t.lastService = try r.optional { try $0.string() }
+        t.lastTTY = try r.optional { try $0.string() }
+        t.lastRHost = try r.optional { try $0.string() }
+        return t
+    }
+
+    private static func decodeUser(_ r: inout ByteReader, version: UInt8) throws -> UserState {
         var u = UserState()
         let count = try r.varint()
         guard count <= 4096 else { throw DecodeError("implausible template count \(count)") }
@@ -97,6 +121,11 @@ public enum StateCodec {
         u.lastDeviceUnlock = try r.optional { try $0.svarint() }
         u.promptHolder = try r.optional { try $0.context() }
         u.openContexts = try r.int(in: 0...Int(Int32.max))
+        if version >= 5 {
+            u.failuresSinceSignIn = try decodeTally(&r)
+            u.notice = try decodeTally(&r)
+            u.lastSignIn = try r.optional { try $0.svarint() }
+        }
         return u
     }
 
@@ -133,6 +162,11 @@ public enum StateCodec {
         w.string(c.prompt.rawValue)
         w.optional(c.evaluation?.route) { w, route in
             w.string(route.session); w.int(Int(route.agentPID)); w.bool(route.passcodePrompts)
+        }
+        w.optional(c.labels) { w, labels in
+            w.optional(labels.service) { $0.string($1) }
+            w.optional(labels.tty) { $0.string($1) }
+            w.optional(labels.rhost) { $0.string($1) }
         }
     }
 
@@ -175,6 +209,12 @@ public enum StateCodec {
             if let route {
                 guard c.evaluation != nil else { throw DecodeError("an agent route without an evaluation") }
                 c.evaluation?.route = route
+            }
+        }
+        if version >= 5 {
+            c.labels = try r.optional { r in
+                ContextLabels(service: try r.optional { try $0.string() }, tty: try r.optional { try $0.string() },
+                              rhost: try r.optional { try $0.string() })
             }
         }
         return c

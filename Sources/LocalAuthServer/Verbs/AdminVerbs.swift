@@ -18,7 +18,7 @@ extension ServerCore {
         ] + sensor.statusFields + [
             // PROTOCOL.md 1.2 (S-62): LAEnvironment's builtInSensorInaccessible.
             ("sensor-inaccessible", String(whereabouts.inaccessible(reader: sensor.readerName))),
-        ])
+        ] + FailureNotice.fields(status.failuresSinceSignIn))
     }
 
     func enroll(_ request: Request, _ connection: Connection.ID) {
