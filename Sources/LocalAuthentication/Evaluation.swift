@@ -50,9 +50,11 @@ final class Evaluation: LAPromptSession, @unchecked Sendable {
     }
 
     func start() {
-        let (verb, arguments): (String, [(String, String)]) = rightIdentifier.map {
+        var (verb, arguments): (String, [(String, String)]) = rightIdentifier.map {
             ("right-authorize", [("ctx", ctx), ("identifier", $0), ("reason", localizedReason)])
         } ?? ("evaluate", [("ctx", ctx), ("policy", policy.wireValue), ("reason", localizedReason)])
+        // S-60: touch or type, where the handler can show both at once.
+        if let handler, handler.canShowCombinedPrompt, handler.canCollectPasscode { arguments.append(("prompt", "combined")) }
         link.send(verb, arguments) { [self] event in handle(event) }
     }
 
@@ -99,10 +101,15 @@ final class Evaluation: LAPromptSession, @unchecked Sendable {
             passcodeTask = nil
             return generation
         }
-        if arguments.value(for: "kind") == "passcode" {
-            let prompt = LAPasscodePrompt(
-                localizedReason: reason, cancelTitle: cancelTitle,
-                attemptsLeft: arguments.value(for: "attempts-left").flatMap { Int($0) } ?? 0, message: message)
+        let kind = arguments.value(for: "kind")
+        if kind == "passcode" || kind == "biometric-or-passcode" {
+            let attemptsLeft = arguments.value(for: "attempts-left").flatMap { Int($0) } ?? 0
+            let prompt = LAPasscodePrompt(localizedReason: reason, cancelTitle: cancelTitle, attemptsLeft: attemptsLeft,
+                                          message: message)
+            let combined = kind == "passcode" ? nil : LACombinedPrompt(
+                attempt: arguments.value(for: "attempt").flatMap { Int($0) } ?? 1,
+                biometryType: LABiometryType(wireName: arguments.value(for: "biometry")),
+                localizedReason: reason, cancelTitle: cancelTitle, attemptsLeft: attemptsLeft, message: message)
             guard let handler, handler.canCollectPasscode else {
                 // Nobody can answer: end now (documented: notInteractive), never wait.
                 lock.withLock {
@@ -118,7 +125,12 @@ final class Evaluation: LAPromptSession, @unchecked Sendable {
                 lock.withLock {
                     guard !finished, generation == current else { return }
                     passcodeTask = Task { [self] in
-                        let secret = await handler.passcode(for: prompt, session: self)
+                        let secret: String?
+                        if let combined {
+                            secret = await handler.passcode(forCombined: combined, session: self)
+                        } else {
+                            secret = await handler.passcode(for: prompt, session: self)
+                        }
                         answer(secret, generation: current)
                     }
                 }

@@ -61,6 +61,31 @@ public struct LAPasscodePrompt: Sendable, Hashable {
     }
 }
 
+/// Touch or type (S-60): the sensor scans while the passcode may be typed;
+/// the first to succeed wins. Shown by a handler that can show both at once
+/// (`canShowCombinedPrompt`), like macOS's dialog.
+public struct LACombinedPrompt: Sendable, Hashable {
+    /// The biometric half's attempt (1 for the first).
+    public var attempt: Int
+    public var biometryType: LABiometryType
+    public var localizedReason: String
+    public var cancelTitle: String
+    /// Passcode failures left before passcode entry is delayed.
+    public var attemptsLeft: Int
+    /// Why the prompt is shown again ("Try again.", "Wrong passcode."), or nil.
+    public var message: String?
+
+    public init(attempt: Int, biometryType: LABiometryType, localizedReason: String, cancelTitle: String,
+                attemptsLeft: Int, message: String?) {
+        self.attempt = attempt
+        self.biometryType = biometryType
+        self.localizedReason = localizedReason
+        self.cancelTitle = cancelTitle
+        self.attemptsLeft = attemptsLeft
+        self.message = message
+    }
+}
+
 /// What a handler does to the running evaluation, besides answering.
 public protocol LAPromptSession: AnyObject, Sendable {
     var policy: LAPolicy { get }
@@ -91,10 +116,26 @@ public protocol LAPromptHandler: AnyObject, Sendable {
 
     /// The evaluation ended (whatever the outcome): take the prompt down. Default: nothing.
     func dismissPrompt(session: any LAPromptSession)
+
+    /// Whether this handler shows the sensor and the passcode at once
+    /// (S-60); the evaluation then asks the daemon for the combined
+    /// prompt. Default: false (biometry first, then the passcode).
+    var canShowCombinedPrompt: Bool { get }
+
+    /// The combined prompt is up: the passcode typed, or nil to cancel. The
+    /// task is cancelled when the sensor answers first or the evaluation
+    /// ends otherwise; it is asked again when the prompt changes (a miss, a
+    /// wrong passcode). Default: the passcode prompt's `passcode(for:)`.
+    func passcode(forCombined prompt: LACombinedPrompt, session: any LAPromptSession) async -> String?
 }
 
 extension LAPromptHandler {
     public var canCollectPasscode: Bool { true }
     public func showBiometricPrompt(_ prompt: LABiometricPrompt, session: any LAPromptSession) {}
     public func dismissPrompt(session: any LAPromptSession) {}
+    public var canShowCombinedPrompt: Bool { false }
+    public func passcode(forCombined prompt: LACombinedPrompt, session: any LAPromptSession) async -> String? {
+        await passcode(for: LAPasscodePrompt(localizedReason: prompt.localizedReason, cancelTitle: prompt.cancelTitle,
+                                             attemptsLeft: prompt.attemptsLeft, message: prompt.message), session: session)
+    }
 }

@@ -58,19 +58,44 @@ public final class LATerminalPromptHandler: LAPromptHandler, @unchecked Sendable
         }
     }
 
+    /// S-60: both at once, like macOS's dialog.
+    public var canShowCombinedPrompt: Bool { canCollectPasscode }
+
+    public func passcode(forCombined prompt: LACombinedPrompt, session: any LAPromptSession) async -> String? {
+        let action: String
+        switch prompt.biometryType {
+        case .faceID: action = "Look at the camera"
+        case .opticID: action = "Look at the sensor"
+        default: action = "Touch the sensor"
+        }
+        return await readPasscode(prompt.localizedReason, message: prompt.message, session: session,
+                                  ask: "\(action) or type your passcode (\(prompt.attemptsLeft) attempts left; empty line: \(prompt.cancelTitle)): ")
+    }
+
     public func passcode(for prompt: LAPasscodePrompt, session: any LAPromptSession) async -> String? {
-        stopRead()
+        await readPasscode(prompt.localizedReason, message: prompt.message, session: session,
+                           ask: "Passcode (\(prompt.attemptsLeft) attempts left; empty line: \(prompt.cancelTitle)): ")
+    }
+
+    /// Prints the prompt and reads a line with echo off. A read woken by a
+    /// new prompt (a miss during the combined prompt) leaves what was typed
+    /// in the terminal's line: the next read gets it.
+    private func readPasscode(_ reason: String, message: String?, session: any LAPromptSession, ask: String) async -> String? {
+        // A prompt shown again (a miss) ends the line of the one it replaces.
+        let replaced = stopRead()
         guard let terminal = TerminalRead(path: path) else { return nil }
-        var text = announce(prompt.localizedReason, session)
-        if let message = prompt.message { text += message + "\n" }
-        text += "Passcode (\(prompt.attemptsLeft) attempts left; empty line: \(prompt.cancelTitle)): "
+        var text = (replaced ? "\n" : "") + announce(reason, session)
+        if let message { text += message + "\n" }
+        text += ask
         terminal.silence()
         terminal.write(text)
         start(terminal)
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<String?, Never>) in
-                DispatchQueue.global().async {
+                DispatchQueue.global().async { [self] in
                     let line = terminal.readLine(echo: false)
+                    // Answered (not woken): no read of it left to replace.
+                    lock.withLock { if read === terminal { read = nil } }
                     terminal.finish()
                     continuation.resume(returning: line.flatMap { $0.isEmpty ? nil : $0 })
                 }
@@ -93,12 +118,15 @@ public final class LATerminalPromptHandler: LAPromptHandler, @unchecked Sendable
         lock.withLock { read = terminal }
     }
 
-    private func stopRead() {
+    /// Wakes the read in progress; whether there was one.
+    @discardableResult
+    private func stopRead() -> Bool {
         let previous: TerminalRead? = lock.withLock {
             defer { read = nil }
             return read
         }
         previous?.wake()
+        return previous != nil
     }
 }
 

@@ -167,6 +167,15 @@ final class ShellPromptHandler: LAPromptHandler, @unchecked Sendable {
         return await foregroundTerminal?.passcode(for: prompt, session: session)
     }
 
+    /// S-60: on a terminal, touch or type at once ("Touch the sensor or type
+    /// your passcode"); with --secret-stdin or none, biometry first.
+    var canShowCombinedPrompt: Bool { !secretsFromStandardInput && foregroundTerminal != nil }
+
+    func passcode(forCombined prompt: LACombinedPrompt, session: any LAPromptSession) async -> String? {
+        lock.withLock { self.session = session }
+        return await foregroundTerminal?.passcode(forCombined: prompt, session: session)
+    }
+
     func dismissPrompt(session: any LAPromptSession) {
         lock.withLock { self.session = nil }
         terminal?.dismissPrompt(session: session)
