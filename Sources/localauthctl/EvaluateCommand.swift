@@ -25,7 +25,9 @@ struct EvaluateCommand: Command {
         or Apple's names (deviceOwnerAuthentication...). On a biometric prompt an
         administrator feeds the simulated sensor from another shell:
             localauthctl sensor --uid N match
-        Press Enter to choose the fallback when one is offered; Ctrl-C cancels.
+        On a terminal, policy owner shows both at once ("Touch the sensor or type
+        your passcode"): the first to succeed wins. Press Enter to choose the
+        fallback when one is offered; Ctrl-C cancels.
         Without a terminal, a passcode prompt ends the evaluation at once
         (notInteractive) unless --secret-stdin is given: then each passcode prompt
         reads one line from standard input (an empty line or the end of input

@@ -51,7 +51,14 @@ final class WhereaboutsTests: IntegrationTestCase {
         let remote = try client.request("n new uid=0 service=sshd rhost=laptop.example.org")
         guard let ctx = remote["ctx"] else { return XCTFail("\(remote)") }
         let check = try client.request("c can-evaluate ctx=\(ctx) policy=biometrics")
+        XCTAssertLAError(check, -6, "biometryNotAvailable")
         XCTAssertEqual(check["reason"], "remote", "\(check)")
+        XCTAssertTrue(check["message"]?.contains("laptop.example.org") == true, "\(check)")
+        // Policy owner goes straight to the passcode, the combined prompt too.
+        try client.send("e evaluate ctx=\(ctx) policy=owner reason=x prompt=combined")
+        assertPasscodePrompt(try client.next(tag: "e"), attemptsLeft: 6)
+        XCTAssertOK(try client.request("p passcode ctx=\(ctx) secret=1234"))
+        XCTAssertEqual(try client.next(tag: "e")["method"], "passcode")
         let local = try client.request("n2 new uid=0 service=sudo rhost=localhost")
         guard let ctx2 = local["ctx"] else { return XCTFail("\(local)") }
         XCTAssertOK(try client.request("c2 can-evaluate ctx=\(ctx2) policy=biometrics"))
