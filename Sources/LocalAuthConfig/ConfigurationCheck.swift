@@ -72,6 +72,8 @@ enum EffectiveValue {
         case ("Passcode", "MaxPasscodeFailures"): return String(c.passcode.maxPasscodeFailures)
         case ("Log", "SegmentSize"): return String(c.log.segmentSize)
         case ("Log", "SnapshotEvery"): return String(c.log.snapshotEvery)
+        case ("DBus", "Serve"): return c.dbus.serve ? "yes" : "no"
+        case ("DBus", "Bus"): return c.dbus.bus ?? ""
         default: return nil
         }
     }

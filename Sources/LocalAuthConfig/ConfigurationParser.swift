@@ -43,6 +43,7 @@ public enum ConfigurationParser {
         ("Passcode", ["Backend", "ShadowFile", "ClientPrompts", "DelayAfterFailures", "BackoffSec", "MaxPasscodeFailures"]),
         ("Log", ["SegmentSize", "SnapshotEvery", "UserEventRate", "UserEventBurst", "ReserveSpace"]),
         ("Secrets", ["KeyFile", "MaxSecretBytes", "MaxRightsPerUser"]),
+        ("DBus", ["Serve", "Bus"]),
     ]
 
     /// The drop-in names to read, in order: only `*.conf` (not hidden files),
@@ -216,6 +217,9 @@ public enum ConfigurationParser {
         // A secret travels base64 in one request line (8192 bytes): at most 6000 bytes fit.
         case ("Secrets", "MaxSecretBytes"): try set(\.secrets.maxSecretBytes) { v throws(ValueError) in try V.integer(v, in: 1...6000) }
         case ("Secrets", "MaxRightsPerUser"): try set(\.secrets.maxRightsPerUser) { v throws(ValueError) in try V.integer(v, in: 1...100_000) }
+
+        case ("DBus", "Serve"): try set(\.dbus.serve, V.boolean)
+        case ("DBus", "Bus"): try set(\.dbus.bus, dbusAddress)
 
         default: return false
         }

@@ -125,11 +125,20 @@ public struct DaemonConfiguration: Sendable, Equatable {
         public var maxRightsPerUser = 64
     }
 
+    /// `[DBus]` (S-70): the D-Bus API on the system bus.
+    public struct DBus: Sendable, Equatable {
+        /// `Serve=`: own io.github.localauthd.LocalAuthentication1 and serve it.
+        public var serve = true
+        /// `Bus=`: a D-Bus address; nil = the system bus.
+        public var bus: String? = nil
+    }
+
     public var daemon = Daemon()
     public var biometry = Biometry()
     public var passcode = Passcode()
     public var log = Log()
     public var secrets = Secrets()
+    public var dbus = DBus()
 
     public init() {}
 

@@ -5,6 +5,8 @@
 // context may receive passcode prompts is decided when it is created (the
 // daemon knows its passcode backend and `ClientPrompts=`) and recorded, so a
 // replay reaches the same notInteractive answers as the live daemon (S-38).
+// A context made through the D-Bus API records that, the caller's bus name
+// and, when known, its Flatpak app id (S-73).
 
 public struct ContextOrigin: Sendable, Equatable, Hashable {
     /// The uid of the connection that opened the context, when it asked for
@@ -16,14 +18,33 @@ public struct ContextOrigin: Sendable, Equatable, Hashable {
     /// S-44: false when the passcode is a login password and this context is
     /// an ordinary client's: reaching the passcode phase ends with notInteractive.
     public var passcodePrompts: Bool
+    /// S-73: how the creating connection reached the daemon.
+    public var transport: Transport
+    /// S-73, the D-Bus API only: the caller's unique bus name, and its
+    /// Flatpak application id when the daemon could read it (recorded,
+    /// never trusted).
+    public var busName: String?
+    public var app: String?
+
+    /// The daemon's two ways in (its raw value is the log's byte).
+    public enum Transport: UInt8, Sendable, Hashable {
+        case socket = 0
+        case dbus = 1
+
+        public var name: String { self == .socket ? "socket" : "dbus" }
+    }
 
     public init(caller: UserID? = nil, service: String? = nil, tty: String? = nil, rhost: String? = nil,
-                passcodePrompts: Bool = true) {
+                passcodePrompts: Bool = true, transport: Transport = .socket, busName: String? = nil,
+                app: String? = nil) {
         self.caller = caller
         self.service = service
         self.tty = tty
         self.rhost = rhost
         self.passcodePrompts = passcodePrompts
+        self.transport = transport
+        self.busName = busName
+        self.app = app
     }
 
     /// A context opened by its own subject, with passcode prompts (v1's only kind).
@@ -34,4 +55,6 @@ public struct ContextOrigin: Sendable, Equatable, Hashable {
 
     /// The longest service, tty or rhost value a context records.
     public static let maximumFieldBytes = 256
+    /// The longest bus name or app id (the D-Bus limit on names).
+    public static let maximumBusNameBytes = 255
 }

@@ -486,8 +486,9 @@ public enum EventKind: UInt16, Sendable, CaseIterable {
     public var layoutVersion: UInt8 {
         switch self {
         case .enrollmentChanged: return 2
-        // v2: the origin (caller, service, tty, rhost, passcode prompts; S-42, S-44).
-        case .contextCreated: return 2
+        // v2: the origin (caller, service, tty, rhost, passcode prompts; S-42, S-44);
+        // v3: the transport, bus name and app (S-73).
+        case .contextCreated: return 3
         // v2: `retry_after`, a biometric prompt whose passcode half ended (S-60).
         case .promptShown: return 2
         default: return 1

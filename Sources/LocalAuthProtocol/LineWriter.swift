@@ -74,6 +74,19 @@ public struct LineWriter: Sendable {
         if quoted { bytes.append(ASCII.quote) }
     }
 
+    /// Appends ` KEY="..."`, the secret's UTF-8 bytes quoted and escaped
+    /// straight into the line (S-50: no String of it). The caller checked
+    /// that they are UTF-8 text without a control character other than
+    /// TAB, LF, CR (any other is dropped, as for every quoted value).
+    public mutating func append(key: String, quotedSecret secret: UnsafeRawBufferPointer) {
+        bytes.append(ASCII.space)
+        appendRaw(key)
+        bytes.append(ASCII.equals)
+        bytes.append(ASCII.quote)
+        appendQuotedBody(UnsafeBufferPointer(start: secret.baseAddress?.assumingMemoryBound(to: UInt8.self), count: secret.count))
+        bytes.append(ASCII.quote)
+    }
+
     /// Appends ` KEY=N` in decimal.
     public mutating func append(key: String, value: Int) {
         bytes.append(ASCII.space)

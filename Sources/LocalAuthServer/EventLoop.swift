@@ -26,6 +26,8 @@ final class EventLoop {
         case logindBus
         /// The right store written off the loop (issue 27 item 7).
         case rightsWriter
+        /// The D-Bus API's bus socket, and its Flatpak app id reads (S-70, S-73).
+        case serviceBus, serviceApps
     }
 
     let core: ServerCore
@@ -46,6 +48,10 @@ final class EventLoop {
     private(set) var fprintd: FprintdSensor?
     /// logind, when a rule of S-61..S-63 or a session agent's lookup (S-65) asks it something.
     private(set) var logind: LogindWatch?
+    /// [DBus] Serve=yes: the D-Bus API, whose bus socket is one of our fds.
+    private(set) var busFront: BusFront?
+    /// A bus connection's output was taken (`write`) and not yet delivered.
+    var busOutputTaken = false
     /// Every client socket, by the core's connection id.
     let sockets = ConnectionTable<FileDescriptor>()
     /// Reads the configuration files again (SIGHUP); nil = nothing to reload.
@@ -115,6 +121,15 @@ final class EventLoop {
             deliverSensorReports()
             perform()
         }
+        if core.configuration.dbus.serve {
+            let front = try BusFront(address: core.configuration.dbus.bus, core: core, epoll: epoll,
+                                     token: Token.serviceBus.rawValue)
+            busFront = front
+            try epoll.add(front.apps.wake.fileDescriptor, events: .readable, data: Token.serviceApps.rawValue)
+            core.beginTurn(Self.readClocks())
+            front.connectIfNeeded()
+            perform()
+        }
     }
 
     /// This machine's name (S-61: an rhost that names it is not remote).
@@ -158,6 +173,7 @@ final class EventLoop {
                     deliverSensorReports()
                     logind?.tick()
                     core.tick()
+                    busFront?.tick()
                 case Token.passcodes.rawValue: core.passcodeJobsFinished(workers.drain())
                 case Token.keys.rawValue: core.keyJobsFinished(keyWorkers.drain())
                 case Token.durability.rawValue: _ = try? durabilityWake.drain()
@@ -165,14 +181,25 @@ final class EventLoop {
                 case Token.adminLookups.rawValue: core.adminLookupsAnswered(adminLookups.collect())
                 case Token.rightsWriter.rawValue:
                     for (write, failure) in rightsWriter.collect() { core.rightsWritten(write.token, failure: failure) }
+                case Token.serviceBus.rawValue: busFront?.busReady()
+                case Token.serviceApps.rawValue: busFront?.appsAnswered()
                 default: connectionEvent(event.data, event.events)
                 }
                 perform()
             }
+            busFront?.fed = false
             core.endOfTurn()
             perform()
+            // Requests the bus front fed while it delivered the turn's output
+            // (a chained call) are this turn's input: answered now, not a turn later.
+            while let busFront, busFront.fed {
+                busFront.fed = false
+                core.endOfTurn()
+                perform()
+            }
             // The bus's output the turn queued: epoll watches for writability.
             fprintd?.endOfTurn()
+            busFront?.endOfTurn()
         }
         shutdown()
     }
@@ -303,6 +330,7 @@ final class EventLoop {
         }
         core.finishShutdown()
         perform()
+        busFront?.shutdown()
         for fd in sockets.values {
             try? epoll.remove(fd)
             try? fd.close()

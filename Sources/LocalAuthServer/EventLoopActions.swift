@@ -7,15 +7,37 @@ import LocalAuthCore
 import LocalAuthSystem
 
 extension EventLoop: ServerShell {
-    /// Performs the core's actions, after every input call.
+    /// Performs the core's actions, after every input call. What a bus
+    /// connection's `.send` gave the bus front becomes its messages then
+    /// (`deliverToBus`). A stored flag, so the socket's path pays one load.
     @inline(__always)
-    func perform() { performer.perform(core, through: self) }
+    func perform() {
+        performer.perform(core, through: self)
+        if busOutputTaken { deliverToBus() }
+    }
 
-    func socketIsOpen(_ id: Connection.ID) -> Bool { sockets.contains(id) }
+    /// The bus front's messages (which may feed the core again: the actions
+    /// are performed again, until no more output is taken).
+    @inline(never)
+    func deliverToBus() {
+        while busOutputTaken, let busFront {
+            busOutputTaken = false
+            busFront.deliver()
+            performer.perform(core, through: self)
+        }
+    }
 
-    /// Writes what the socket takes without blocking; a write error is the peer gone.
+    /// A socket, or a caller of the D-Bus API (S-70), whose output goes to the bus.
+    func socketIsOpen(_ id: Connection.ID) -> Bool { sockets.contains(id) || busFront?.holds(id) == true }
+
+    /// Writes what the socket takes without blocking; a write error is the
+    /// peer gone. A bus connection's output is taken whole by the bus front.
     func write(_ output: UnsafeRawBufferPointer, to id: Connection.ID) -> Int? {
-        guard let fd = sockets[id] else { return nil }
+        guard let fd = sockets[id] else {
+            guard let taken = busFront?.take(output, for: id) else { return nil }
+            busOutputTaken = true
+            return taken
+        }
         var sent = 0
         while sent < output.count {
             let result: Int?
@@ -38,7 +60,8 @@ extension EventLoop: ServerShell {
     }
 
     func close(_ id: Connection.ID) {
-        guard let fd = sockets.remove(id) else { return }
+        // No socket: a bus connection's end (S-70), or nothing.
+        guard let fd = sockets.remove(id) else { return busFront?.closed(id) ?? () }
         closes &+= 1
         try? epoll.remove(fd)
         try? fd.close()
@@ -86,6 +109,8 @@ extension EventLoop: ServerShell {
         guard let logind else {
             return core.sessionLookedUp(id, PeerSession(session: .unavailable("logind is not running."), process: nil))
         }
+        // A D-Bus API caller has no socket: its process was pinned when the bus named it.
+        if sockets[id] == nil, let process = busFront?.process(of: id) { return logind.lookUp(id, pinned: process, uid: uid) }
         logind.lookUpPinned(id, socket: sockets[id], pid: pid, uid: uid)
     }
 

@@ -80,6 +80,13 @@ final class LogindWatch: LogindPort {
             return server.sessionLookedUp(id, PeerSession(session: .unavailable("Its process cannot be pinned (\(error))."),
                                                           process: nil))
         }
+        lookUp(id, pinned: process, uid: uid)
+    }
+
+    /// The same for a process already pinned (a D-Bus API caller's, pinned
+    /// when the bus named its pid: S-70).
+    func lookUp(_ id: Connection.ID, pinned process: PinnedProcess, uid: UInt32) {
+        let pid = process.pid
         guard let logind else {
             return server.sessionLookedUp(id, PeerSession(session: .unavailable("logind is not running."), process: process.inode))
         }

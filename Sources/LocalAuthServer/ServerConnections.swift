@@ -10,8 +10,10 @@ extension ServerCore {
     /// Whether the shell should accept connections now (not while stopping).
     var acceptsConnections: Bool { !stopping }
 
-    /// A client connected: let in, or refused with the bytes to write before closing.
-    package func connectionOpened(peer: PeerCredentials) -> Admission {
+    /// A client connected: let in, or refused with the bytes to write before
+    /// closing. `bus`: a caller of the D-Bus API (S-70), whose contexts
+    /// record its bus name and app (S-73).
+    package func connectionOpened(peer: PeerCredentials, bus: BusPeer? = nil) -> Admission {
         let perUser = connectionsPerUser[peer.uid, default: 0]
         if connections.count >= configuration.daemon.maxConnections || perUser >= configuration.daemon.maxConnectionsPerUser {
             counters.refusedConnections += 1
@@ -26,6 +28,7 @@ extension ServerCore {
         connection.allowance?.connections += 1
         let id = connection.id
         connections[id] = connection
+        if let bus { busPeers[id] = bus }
         _ = adminVerdict(id)  // S-51: asks AdminGroup ahead of the first request
         connectionsPerUser[peer.uid, default: 0] += 1
         counters.accepted += 1
@@ -289,6 +292,7 @@ extension ServerCore {
         peerSessions.forget(id)
         if !watches.isEmpty { forgetWatches(of: id) }
         whereabouts.forget(id)
+        if !busPeers.isEmpty { busPeers[id] = nil }
         actions.append(.close(id))
         // Its held output vanishes with it.
         replyGate.forget(id)

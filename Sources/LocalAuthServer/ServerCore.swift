@@ -35,6 +35,9 @@ package final class ServerCore {
     package let connections = ConnectionTable<Connection>()
     var connectionsPerUser: [UserID: Int] = [:]
     var contextOwners: [ContextID: Connection.ID] = [:]
+    /// The D-Bus API's connections (S-70), apart from `Connection` so that
+    /// socket connections carry nothing of them; empty without the bus.
+    var busPeers: [Connection.ID: BusPeer] = [:]
     /// 16 on: the shell's epoll tokens below 16 are its own fds.
     var nextConnectionID: Connection.ID = 16
     /// S-40: every byte and journal entry held behind an undurable failure.

@@ -1,5 +1,6 @@
 // DBusConnection: a thin, non-blocking wrapper of sd-bus (libsystemd) for a
-// single-threaded epoll loop. The caller puts `fd` into its epoll set with
+// single-threaded epoll loop, as a client (fprintd, logind) and as a
+// server (the D-Bus API: DBusServing.swift). The caller puts `fd` into its epoll set with
 // `events`, calls `process()` when it is ready or when `deadline` passed,
 // and re-reads `events` afterwards. Only asynchronous calls exist here:
 // every method call carries a timeout and its reply (or the timeout, as an
@@ -10,7 +11,7 @@ import Glibc
 
 public final class DBusConnection {
     /// The sd_bus object; nil once closed.
-    private var bus: OpaquePointer?
+    private(set) var bus: OpaquePointer?
     /// Live calls and matches. The closure box is owned here; sd-bus gets
     /// an unretained pointer to it as userdata, and the slot is unreffed
     /// (which detaches the callback) when the entry is dropped.
@@ -160,6 +161,23 @@ public final class DBusConnection {
         let rc = sd_bus_match_signal_async(bus, &slot, sender, path, interface, member, dbusTrampoline, nil,
                                            Unmanaged.passUnretained(box).toOpaque())
         if rc < 0 { throw SystemError(call: "sd_bus_match_signal_async", errno: -rc) }
+        if let slot { slots[id] = (slot, box) }
+        return id
+    }
+
+    /// Serves the objects at `prefix` and below: `handler` runs for each
+    /// method call to one of them (any interface, Introspectable and
+    /// Properties included; sd-bus answers org.freedesktop.DBus.Peer
+    /// itself) and must answer it, at once or later from a retained copy.
+    @discardableResult
+    public func exportSubtree(_ prefix: String, handler: @escaping (DBusMessage) -> Void) throws(SystemError) -> UInt64 {
+        guard let bus else { throw SystemError(call: "sd_bus_add_fallback", errno: ENOTCONN) }
+        let id = nextSlot
+        nextSlot &+= 1
+        let box = HandlerBox(connection: self, id: id, once: false, handler: handler)
+        var slot: OpaquePointer?
+        let rc = sd_bus_add_fallback(bus, &slot, prefix, dbusTrampoline, Unmanaged.passUnretained(box).toOpaque())
+        if rc < 0 { throw SystemError(call: "sd_bus_add_fallback", errno: -rc, path: prefix) }
         if let slot { slots[id] = (slot, box) }
         return id
     }

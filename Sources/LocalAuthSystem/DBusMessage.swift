@@ -151,12 +151,12 @@ public struct DBusMessage {
         }
     }
 
-    /// A C string copied out if shorter than 4 KiB (D-Bus allows far
-    /// longer; nothing the daemon reads needs them) and valid UTF-8.
-    static func bounded(_ pointer: UnsafePointer<CChar>?) -> String? {
+    /// A C string copied out if shorter than `maximumBytes` (D-Bus allows
+    /// far longer; nothing the daemon reads needs them) and valid UTF-8.
+    static func bounded(_ pointer: UnsafePointer<CChar>?, maximumBytes: Int = 4096) -> String? {
         guard let pointer else { return nil }
-        let length = strnlen(pointer, 4096)
-        guard length < 4096 else { return nil }
+        let length = strnlen(pointer, maximumBytes)
+        guard length < maximumBytes else { return nil }
         let bytes = UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self)
         return String(validating: UnsafeBufferPointer(start: bytes, count: length), as: UTF8.self)
     }
@@ -201,37 +201,4 @@ public enum DBusValue: Sendable, Equatable {
     public var string: String? { if case .string(let s) = self { return s } else { return nil } }
     public var boolean: Bool? { if case .boolean(let b) = self { return b } else { return nil } }
     public var uint32: UInt32? { if case .uint32(let u) = self { return u } else { return nil } }
-}
-
-/// One argument of a call (or of a test message).
-public enum DBusArgument: Sendable {
-    case string(String)
-    case objectPath(String)
-    case boolean(Bool)
-    case uint32(UInt32)
-    /// An array of strings ("as").
-    case strings([String])
-
-    func append(to message: OpaquePointer?) -> Int32 {
-        switch self {
-        case .string(let s):
-            return s.withCString { sd_bus_message_append_basic(message, CChar(UInt8(ascii: "s")), $0) }
-        case .objectPath(let s):
-            return s.withCString { sd_bus_message_append_basic(message, CChar(UInt8(ascii: "o")), $0) }
-        case .boolean(let b):
-            var value: Int32 = b ? 1 : 0
-            return sd_bus_message_append_basic(message, CChar(UInt8(ascii: "b")), &value)
-        case .uint32(let u):
-            var value = u
-            return sd_bus_message_append_basic(message, CChar(UInt8(ascii: "u")), &value)
-        case .strings(let strings):
-            var rc = sd_bus_message_open_container(message, CChar(UInt8(ascii: "a")), "s")
-            if rc < 0 { return rc }
-            for s in strings {
-                rc = s.withCString { sd_bus_message_append_basic(message, CChar(UInt8(ascii: "s")), $0) }
-                if rc < 0 { return rc }
-            }
-            return sd_bus_message_close_container(message)
-        }
-    }
 }

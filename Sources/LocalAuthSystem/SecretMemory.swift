@@ -13,6 +13,11 @@ public enum SecretMemory {
         la_scrub(base, count)
     }
 
+    /// Zeroes a buffer in place (nothing for an empty one).
+    public static func wipe(_ buffer: UnsafeMutableRawBufferPointer) {
+        if let base = buffer.baseAddress { la_scrub(base, buffer.count) }
+    }
+
     /// Zeroes every byte of `bytes` in place (its storage, not a copy).
     public static func wipe(_ bytes: inout [UInt8]) {
         bytes.withUnsafeMutableBytes { buffer in

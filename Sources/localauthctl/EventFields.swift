@@ -22,6 +22,10 @@ enum EventFields {
             if let tty = origin.tty { fields.append(("tty", .string(tty))) }
             if let rhost = origin.rhost { fields.append(("rhost", .string(rhost))) }
             if !origin.passcodePrompts { fields.append(("passcode_prompts", .bool(false))) }
+            // AUDIT.md (issue 32): only for contexts of the D-Bus API.
+            if origin.transport != .socket { fields.append(("transport", .string(origin.transport.name))) }
+            if let name = origin.busName { fields.append(("bus_name", .string(name))) }
+            if let app = origin.app { fields.append(("app", .string(app))) }
             return fields
         case .contextPropertySet(let u, let c, let property):
             return [uid(u), ctx(c), ("name", .string(property.name)), ("value", .string(property.value))]

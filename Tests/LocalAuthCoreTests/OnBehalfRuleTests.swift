@@ -87,7 +87,7 @@ final class OnBehalfRuleTests: XCTestCase {
                        ContextOrigin(caller: 0, service: "login", tty: "tty1", rhost: "10.0.0.7", passcodePrompts: true)] {
             let body = EventBody.contextCreated(uid: alice, ctx: ctx(1), pid: 1, origin: origin)
             let bytes = EventCodec.encode(body)
-            XCTAssertEqual(bytes.first, 2, "context-created is written in layout 2")
+            XCTAssertEqual(bytes.first, 3, "context-created is written in layout 3 (S-73)")
             XCTAssertEqual(try EventCodec.decode(kind: EventKind.contextCreated.rawValue, payload: bytes), body)
         }
         var state = AuthState()

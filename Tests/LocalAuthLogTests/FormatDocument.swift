@@ -18,7 +18,7 @@ struct DocumentedKind {
     var layout: UInt8
     var keys: [String]
     var fields: [DocumentedField]
-    /// The fields a later layout adds ("from layout 2:").
+    /// The fields later layouts add ("from layout 2:", "from layout 3:", in order).
     var laterFields: [DocumentedField]
 }
 
@@ -54,10 +54,17 @@ struct FormatDocument {
             guard cells.count == 5, let code = UInt16(cells[0]), let layout = UInt8(cells[2]) else {
                 throw FormatError("Kinds row \(cells)")
             }
-            let parts = cells[4].components(separatedBy: "; from layout 2: ")
+            // "; from layout 2: ...; from layout 3: ..." (each later layout's fields, in order).
+            let parts = cells[4].components(separatedBy: "; from layout ")
+            var later: [DocumentedField] = []
+            for (index, part) in parts.dropFirst().enumerated() {
+                let prefix = "\(index + 2): "
+                guard part.hasPrefix(prefix) else { throw FormatError("\(cells[1]): expected \"from layout \(index + 2):\"") }
+                later += try Self.fields(String(part.dropFirst(prefix.count)))
+            }
             return DocumentedKind(code: code, name: try Self.code(cells[1]), layout: layout,
                                   keys: cells[3].split(separator: " ").map(String.init).filter { $0 != "-" },
-                                  fields: try Self.fields(parts[0]), laterFields: parts.count > 1 ? try Self.fields(parts[1]) : [])
+                                  fields: try Self.fields(parts[0]), laterFields: later)
         }
         sourceFiles = text.components(separatedBy: "`").enumerated().compactMap { index, part in
             index % 2 == 1 && part.hasSuffix(".swift") && !part.contains(" ") ? part : nil

@@ -28,10 +28,12 @@ enum FormatDocumentSamples {
         case .daemonStopped:
             return (.daemonStopped, [])
         case .contextCreated:
-            let origin = ContextOrigin(caller: 0, service: "sudo", tty: "/dev/pts/2", rhost: nil, passcodePrompts: false)
+            let origin = ContextOrigin(caller: 0, service: "sudo", tty: "/dev/pts/2", rhost: nil, passcodePrompts: false,
+                                       transport: .dbus, busName: ":1.42", app: "org.example.Notes")
             return (.contextCreated(uid: uid, ctx: ctx, pid: 4242, origin: origin),
                     who + [NamedValue("pid", s(4242)), NamedValue("caller", u(0)), NamedValue("service", t("sudo")),
-                           NamedValue("tty", t("/dev/pts/2")), NamedValue("rhost", .absent), NamedValue("passcode_prompts", .bool(false))])
+                           NamedValue("tty", t("/dev/pts/2")), NamedValue("rhost", .absent), NamedValue("passcode_prompts", .bool(false)),
+                           NamedValue("transport", u(1)), NamedValue("bus_name", t(":1.42")), NamedValue("app", t("org.example.Notes"))])
         case .contextPropertySet:
             return (.contextPropertySet(uid: uid, ctx: ctx, property: .fallbackTitle("Use PIN")),
                     who + [NamedValue("name", t("fallback-title")), NamedValue("value", t("Use PIN"))])

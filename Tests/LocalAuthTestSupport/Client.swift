@@ -38,20 +38,42 @@ public final class Client {
         writeFD = fd.rawValue
     }
 
-    public init(socketPath: String, asUID uid: UInt32) throws {
+    public convenience init(socketPath: String, asUID uid: UInt32) throws {
+        try self.init(running: "/usr/bin/setpriv", [
+            "--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", "--", "socat", "-", "UNIX-CONNECT:\(socketPath)",
+        ])
+    }
+
+    /// Lines to and from a program's stdin and stdout (a `socat` of another
+    /// uid, a D-Bus client driven line by line, an example program).
+    public init(running path: String, _ arguments: [String], environment: [String: String] = [:],
+                stderrPath: String = "/dev/null") throws {
         var toChild: [Int32] = [-1, -1], fromChild: [Int32] = [-1, -1]
         guard pipe(&toChild) == 0, pipe(&fromChild) == 0 else {
             throw HarnessError("pipe: \(String(cString: strerror(errno)))")
         }
         // Close-on-exec, so that no other child (a daemon) inherits them.
         for fd in toChild + fromChild { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        helper = try spawn("/usr/bin/setpriv", [
-            "--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", "--", "socat", "-", "UNIX-CONNECT:\(socketPath)",
-        ], stdinFD: toChild[0], stdoutFD: fromChild[1], stderrPath: "/dev/null")
+        helper = try spawn(path, arguments, stdinFD: toChild[0], stdoutFD: fromChild[1], stderrPath: stderrPath,
+                           environment: environment)
         close(toChild[0])
         close(fromChild[1])
         writeFD = toChild[1]
         readFD = fromChild[0]
+    }
+
+    /// The program's pid (`init(running:)`), nil for a socket.
+    public var programPID: pid_t? { helper }
+
+    /// Kills the program for real (SIGKILL) and reaps it.
+    public func killProgram() {
+        guard let helper else { return }
+        kill(helper, SIGKILL)
+        _ = waitForExit(helper, timeout: 10)
+        self.helper = nil
+        closed = true
+        close(writeFD)
+        if readFD != writeFD { close(readFD) }
     }
 
     deinit { shutDown() }

@@ -25,6 +25,9 @@ public enum EventCodec {
             w.optional(origin.tty) { $0.string($1) }
             w.optional(origin.rhost) { $0.string($1) }
             w.bool(origin.passcodePrompts)
+            w.u8(origin.transport.rawValue)
+            w.optional(origin.busName) { $0.string($1) }
+            w.optional(origin.app) { $0.string($1) }
         case .contextPropertySet(let uid, let ctx, let property):
             w.varint(UInt64(uid)); w.context(ctx); w.string(property.name); w.string(property.value)
         case .contextInvalidated(let uid, let ctx, let reason):
@@ -165,6 +168,18 @@ public enum EventCodec {
             origin.tty = try r.optional { try $0.string() }
             origin.rhost = try r.optional { try $0.string() }
             origin.passcodePrompts = try r.bool()
+            guard version >= 3 else { return .contextCreated(uid: uid, ctx: ctx, pid: pid, origin: origin) }
+            guard let transport = ContextOrigin.Transport(rawValue: try r.u8()) else {
+                throw DecodeError("bad context transport")
+            }
+            origin.transport = transport
+            origin.busName = try r.optional { try $0.string() }
+            origin.app = try r.optional { try $0.string() }
+            let bound = ContextOrigin.maximumBusNameBytes
+            guard transport == .dbus || (origin.busName == nil && origin.app == nil),
+                  (origin.busName?.utf8.count ?? 0) <= bound, (origin.app?.utf8.count ?? 0) <= bound else {
+                throw DecodeError("bad context bus name or app")
+            }
             return .contextCreated(uid: uid, ctx: ctx, pid: pid, origin: origin)
         case .contextPropertySet:
             let uid = try r.u32(), ctx = try r.context(), name = try r.string(), value = try r.string()

@@ -13,7 +13,14 @@ extension ServerCore {
         let keys = ["uid", "service", "tty", "rhost"]
         let passcodePrompts = !(passcodes is ShadowPasscodes) || configuration.passcode.clientPrompts == .yes
         guard keys.contains(where: { request.arguments.value(for: $0) != nil }) else {
-            return (peer(of: connection).uid, ContextOrigin(passcodePrompts: passcodePrompts))
+            var origin = ContextOrigin(passcodePrompts: passcodePrompts)
+            // S-73: a context of the D-Bus API says so, and who on the bus.
+            if !busPeers.isEmpty, let bus = busPeers[connection] {
+                origin.transport = .dbus
+                origin.busName = bus.name
+                origin.app = bus.app
+            }
+            return (peer(of: connection).uid, origin)
         }
         // Even an AdminGroup member, even the daemon's own uid: only root
         // may authenticate someone else (S-42).
