@@ -61,8 +61,15 @@ public enum RecordFraming {
     }
 
     /// Whether a CRC-valid record with a plausible later seq follows damage
-    /// at `offset`: then the damage is corruption, not a torn final write.
+    /// at `offset` that is not a lost page: then the damage is corruption,
+    /// not a torn final write. `raw` holds the file from offset 0.
     public static func intactRecordFollows(_ raw: UnsafeRawBufferPointer, after offset: Int, expectedSeq: UInt64) -> Bool {
+        guard let intact = firstIntactRecord(raw, after: offset, expectedSeq: expectedSeq) else { return false }
+        return !pageLost(raw, from: offset, before: intact)
+    }
+
+    /// The offset of the first CRC-valid record with a plausible later seq after `offset`.
+    static func firstIntactRecord(_ raw: UnsafeRawBufferPointer, after offset: Int, expectedSeq: UInt64) -> Int? {
         let size = raw.count
         var candidate = offset + 1
         while candidate + RecordFormat.headerSize <= size {
@@ -73,8 +80,30 @@ public enum RecordFraming {
             let seq = RecordFormat.u64(raw, candidate + 8)
             guard seq >= expectedSeq, seq - expectedSeq < 1 << 32 else { continue }
             let body = UnsafeRawBufferPointer(rebasing: raw[candidate + 8..<candidate + 8 + length])
-            if CRC32C.checksum(body) == RecordFormat.u32(raw, candidate + 4) { return true }
+            if CRC32C.checksum(body) == RecordFormat.u32(raw, candidate + 4) { return candidate }
         }
-        return false
+        return nil
+    }
+
+    /// The file's page size as writeback sees it.
+    static let page = 4096
+
+    /// F-47: whether the damage between `offset` and the intact record at
+    /// `intact` holds a page of the file that never reached the disk: zeros
+    /// from `offset`, or from a page boundary after it, to a page boundary
+    /// at or before `intact`. Writeback does not keep write order, so a
+    /// power cut may keep a later page of unsynced records and lose an
+    /// earlier one; fdatasync writes back every dirty page, so a page that
+    /// was lost was written after the last successful one, and so was
+    /// everything after it: none of it was acknowledged as durable. A bit
+    /// flipped by the disk never reads as a page of zeros.
+    static func pageLost(_ raw: UnsafeRawBufferPointer, from offset: Int, before intact: Int) -> Bool {
+        var start = offset
+        while true {
+            let end = (start / page + 1) * page
+            guard end <= intact else { return false }
+            if UnsafeRawBufferPointer(rebasing: raw[start..<end]).allSatisfy({ $0 == 0 }) { return true }
+            start = end
+        }
     }
 }
