@@ -108,6 +108,10 @@ extension EventLog {
             for seq in try store.list() where seq >= firstLost {
                 try File.rename(store.path(seq), to: folder + "/" + SegmentName.hex(seq) + SnapshotStore.suffix)
             }
+            // Bad snapshots before the cut go too (F-48): the repaired log verifies whole.
+            for problem in verified.snapshotProblems where File.exists(store.snapshotDirectory + "/" + problem.file) {
+                try File.rename(store.snapshotDirectory + "/" + problem.file, to: folder + "/" + problem.file)
+            }
             try Directory.fsync(folder)
             try Directory.fsync(logDirectory)
             if File.exists(store.snapshotDirectory) { try Directory.fsync(store.snapshotDirectory) }

@@ -122,6 +122,24 @@ final class RepairTests: XCTestCase {
         XCTAssertEqual(cut, Array(before[positions[5].offset...]))
     }
 
+    /// F-48 (the simulator, seed 3 at step 2790, once `repair` joined its
+    /// workload): a repair of a corrupt record moved the snapshots beyond
+    /// the cut aside but left a damaged one before it, so `verify` still
+    /// failed after the repair. Every snapshot verify refuses goes now.
+    func test_F48_givenACorruptRecordAndABadSnapshotBeforeIt_whenRepaired_thenTheLogVerifies() throws {
+        let directory = TemporaryDirectory(inMemory: true)
+        let positions = try makeLog(directory, count: 12)
+        let log = try EventLog.open(directory.path)
+        try log.snapshots.write(seq: 3, chainHead: try log.chainHead(at: 3), time: 3, payload: Array("state at 3".utf8))
+        try log.close()
+        try flipBit(SnapshotStore(directory: directory.path).path(3), at: 130)  // in the payload
+        try flipBit(segmentPath(directory, 1), at: positions[5].offset + 30)
+        let report = try repair(directory)
+        XCTAssertEqual(report.firstLostSeq, 6)
+        try assertRepaired(directory, firstLost: 6)
+        XCTAssertTrue(File.exists(report.keptIn! + "/0000000000000003.snap"))
+    }
+
     func testRepairMissingSegmentMovesLaterOnes() throws {
         let directory = TemporaryDirectory(inMemory: true)
         let positions = try makeLog(directory, count: 60, segmentSize: 400)
