@@ -29,7 +29,7 @@ extension ServerCore {
         if let query = judged.ask { actions.append(.lookUpGroup(query)) }
         if judged.verdict != .unknown { connections[connection]?.isAdmin = judged.verdict == .administrator }
         // A clean stop answers what waits: unknown is no right (fail closed).
-        if judged.verdict == .unknown && stopping { return .notAdministrator }
+        if judged.verdict == .unknown && service.isStopping { return .notAdministrator }
         return judged.verdict
     }
 

@@ -35,7 +35,7 @@ extension ServerCore {
     /// again when let go). A policy that does not depend on them answers
     /// at once, but still has them listed if no query runs.
     func parkedForEnrollment(_ request: Request, ctx: ContextID, policy: Policy, _ connection: Connection.ID) -> Bool {
-        guard !stopping, sensor.canListFingers, let uid = authenticator.state.contexts[ctx]?.uid else { return false }
+        guard !service.isStopping, sensor.canListFingers, let uid = authenticator.state.contexts[ctx]?.uid else { return false }
         let waits = policy.dependsOnFingers
         let waiter = waits ? ParkedRequest(connection: connection, request: request, stamp: lineStamp) : nil
         switch enrollmentRefresh.need(uid, stamp: lineStamp, now: readStamp, clock: turn.monotonic, waiter: waiter) {

@@ -56,7 +56,7 @@ final class EventLoop {
     let sockets = ConnectionTable<FileDescriptor>()
     /// Reads the configuration files again (SIGHUP); nil = nothing to reload.
     var reload: (() throws -> DaemonConfiguration)? {
-        didSet { core.canReload = reload != nil }
+        didSet { core.service.canReload = reload != nil }
     }
     /// Reopens the log after a write failure (`.reopenLog`); nil = cannot.
     var reopen: (() throws -> Authenticator)? {
@@ -90,8 +90,8 @@ final class EventLoop {
                 return error
             }
         }
-        core.watchdogInterval = Systemd.watchdogInterval()
-        core.testHangSeconds = DaemonLog.testHangSeconds()
+        core.service.watchdogInterval = Systemd.watchdogInterval()
+        core.service.testHangSeconds = DaemonLog.testHangSeconds()
         core.actions.reserveCapacity(64)
         try epoll.add(listener, events: .readable, data: Token.listener.rawValue)
         try epoll.add(signals.fileDescriptor, events: .readable, data: Token.signals.rawValue)

@@ -8,7 +8,7 @@ import LocalAuthSystem
 
 extension ServerCore {
     /// Whether the shell should accept connections now (not while stopping).
-    var acceptsConnections: Bool { !stopping }
+    var acceptsConnections: Bool { !service.isStopping }
 
     /// A client connected: let in, or refused with the bytes to write before
     /// closing. `bus`: a caller of the D-Bus API (S-70), whose contexts

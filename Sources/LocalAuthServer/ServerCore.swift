@@ -62,29 +62,17 @@ package final class ServerCore {
     var nextCheckToken: UInt64 = 1
     /// S-7: fingerprint of each user's last wrong passcode, in memory only.
     var wrongPasscodes = WrongPasscodeMemory()
-    var stopping = false
-    /// Shutdown finished (`finishShutdown`): the shell exits.
-    var stopped = false
-    package var isStopped: Bool { stopped }
+    /// Serving, stopping or stopped; SIGHUP, the watchdog and STATUS= (ServiceState.swift).
+    package var service = ServiceState()
     /// The sensor as the core sees it: scans asked for, PROMPT lines held
     /// for a real reader, the reader's state (SensorPrompts.swift).
     var sensor = SensorPrompts()
-    var reloadRequested = false
-    var lastWatchdog: UInt64 = 0
-    /// WATCHDOG_USEC (µs), from the shell's environment; nil = no pings.
-    var watchdogInterval: UInt64?
     /// Users locked out (biometry or admin lock), for STATUS= and the
     /// lockout-lifted journal entry.
     var lockedOut: Set<UserID> = []
     /// The PAM service, tty and remote host of open on-behalf contexts (S-42),
     /// for the journal entry at each evaluation's end (Replies.swift).
     var onBehalfOrigins: [ContextID: ContextOrigin] = [:]
-    /// The STATUS= last sent, and when (monotonic ns).
-    var lastStatus = ""
-    var lastStatusAt: UInt64 = 0
-    /// Test hook: with LOCALAUTHD_TEST_HANG=N in the environment, SIGUSR2
-    /// makes the event loop sleep N seconds (so WATCHDOG=1 pings stop).
-    var testHangSeconds: UInt32?
     /// Set by `received` when the bytes it was given held (or may hold) a
     /// secret: the shell wipes its read buffer (S-50).
     var lastInputHeldSecret = false
@@ -105,8 +93,6 @@ package final class ServerCore {
     var requestScanner = RequestScanner()
     /// The last successful can-evaluate reply, rendered.
     let checkedReplies = CheckedReplies()
-    /// Whether the shell can read the configuration files again (SIGHUP).
-    package var canReload = false
     /// `watch`es (WatchVerbs.swift); empty unless someone watches.
     var watches = WatchTable()
     /// Session agents and their open requests (S-65..S-68, AgentVerbs.swift).
@@ -186,7 +172,9 @@ package final class ServerCore {
     }
 
     /// Shutdown is asked for (SIGTERM/SIGINT): the shell ends the turn, then calls `shutdown`.
-    var isStopping: Bool { stopping }
+    var isStopping: Bool { service.isStopping }
+    /// Shutdown finished (`finishShutdown`): the shell exits.
+    package var isStopped: Bool { service.isStopped }
 
     /// What the loop did after each turn's events, in order.
     package func endOfTurn() {
@@ -198,21 +186,14 @@ package final class ServerCore {
         if logHealth.isRecording, let failure = authenticator.recorder.failure { failClosed(failure) }
         releaseDurableOutput()
         flushAll()
-        if reloadRequested {
-            reloadRequested = false
-            if canReload {
-                actions.append(.notify("RELOADING=1\nMONOTONIC_USEC=\(turn.monotonic / 1000)"))
-                actions.append(.readConfiguration)
-            }
+        if service.reloadIsDue() {
+            actions.append(.notify("RELOADING=1\nMONOTONIC_USEC=\(turn.monotonic / 1000)"))
+            actions.append(.readConfiguration)
         }
     }
 
     package func signal(_ signal: ServerSignal) {
-        switch signal {
-        case .stop: stopping = true
-        case .reload: reloadRequested = true
-        case .testHang: if let seconds = testHangSeconds { actions.append(.hang(seconds: seconds)) }
-        }
+        if let seconds = service.signal(signal) { actions.append(.hang(seconds: seconds)) }
     }
 
     package func tick() {
@@ -253,22 +234,14 @@ package final class ServerCore {
                 close(id)
             }
         }
-        if let interval = watchdogInterval, monotonic - lastWatchdog > interval * 1000 / 2 {
-            lastWatchdog = monotonic
-            actions.append(.notify("WATCHDOG=1"))
-        }
+        if service.watchdogIsDue(at: monotonic) { actions.append(.notify("WATCHDOG=1")) }
         if let failure = logHealth.unreported(authenticator.recorder.failure) {
             journal(.error, "The event log cannot record events (\(failure)); refusing every request that needs it.")
         }
         // STATUS= at most once a second, and only when it changed; never
         // while a failure is not yet durable (its lockout count reveals it, S-40).
-        if monotonic - lastStatusAt >= 1_000_000_000, !outputIsHeld {
-            let status = statusLine
-            if status != lastStatus {
-                lastStatus = status
-                lastStatusAt = monotonic
-                actions.append(.notify("STATUS=\(status)"))
-            }
+        if let status = service.status(at: monotonic, held: { outputIsHeld }, { statusLine }) {
+            actions.append(.notify("STATUS=\(status)"))
         }
     }
 

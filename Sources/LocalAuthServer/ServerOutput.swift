@@ -192,7 +192,7 @@ extension ServerCore {
             return WrittenOutput(state: connection.state, unsent: connection.output.hasUnsent, isOpen: connection.isOpen,
                                  evaluating: !connection.evaluationTags.isEmpty)
         }) else { return }
-        if stopped { return }
+        if service.isStopped { return }
         afterWrite(id, after)
         // Lines left behind an early write are handled now (afterWrite
         // closes only a connection that is not open).

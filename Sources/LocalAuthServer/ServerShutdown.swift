@@ -43,7 +43,7 @@ extension ServerCore {
     /// every connection is then forgotten (the shell closes the sockets).
     package func finishShutdown() {
         releaseDurableOutput()
-        stopped = true
+        service.stopped()
         for connection in connections.values where connection.output.hasUnsent {
             actions.append(.send(connection.id))
         }

@@ -18,7 +18,7 @@ protocol LogindPort: AnyObject {
 extension ServerCore {
     /// true when `request` now waits for logind (it runs again when let go).
     func parkedForWhereabouts(_ request: Request, ctx: ContextID, policy: Policy, _ connection: Connection.ID) -> Bool {
-        guard policy.dependsOnFingers, !stopping, let port = logindPort, whereabouts.logindPresent,
+        guard policy.dependsOnFingers, !isStopping, let port = logindPort, whereabouts.logindPresent,
               let wait = whereabouts.wait(for: connection, rhost: onBehalfOrigins[ctx]?.rhost, now: turn.monotonic) else {
             return false
         }

@@ -133,7 +133,7 @@ extension Simulation {
         core.logHealth.canReopen = true
         // Context ids and domain-state tokens from the seed: one seed, one run.
         core.randomBytes = { [unowned self] count in (0..<count).map { _ in UInt8(truncatingIfNeeded: random.next()) } }
-        core.canReload = true
+        core.service.canReload = true
         core.freeSpace = { [unowned self] _ in disk.free }
         daemon = SimulatedDaemon(core: core, disk: disk, passcodes: passcodes, clock: clock, oracle: oracle,
                                  below: { [unowned self] in random.below($0) })

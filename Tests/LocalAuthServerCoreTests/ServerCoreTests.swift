@@ -287,7 +287,7 @@ final class ServerCoreTests: XCTestCase {
         let h = CoreHarness()
         h.core.signal(.testHang)
         XCTAssertTrue(h.core.takeActions().isEmpty)
-        h.core.testHangSeconds = 3
+        h.core.service.testHangSeconds = 3
         h.core.signal(.testHang)
         guard case .hang(let seconds)? = h.core.takeActions().first else { return XCTFail("no .hang") }
         XCTAssertEqual(seconds, 3)

@@ -203,7 +203,7 @@ final class SimulationFindingsTests: XCTestCase {
         // A no match: recorded, its fsync not done yet.
         Array("s1 sensor uid=1000 result=nomatch\n".utf8).withUnsafeBytes { _ = core.received($0, on: id) }
         XCTAssertLessThan(recorder.durableSeq, recorder.lastSeq)
-        core.canReload = true
+        core.service.canReload = true
         core.signal(.reload)
         core.endOfTurn()
         var notified: [String] = []

@@ -66,7 +66,7 @@ extension ServerCore {
     func peerSession(_ request: Request, _ connection: Connection.ID) -> PeerSession? {
         if let known = peerSessions.facts(connection) { return known }
         // A clean stop answers what waits and parks nothing more.
-        if stopping { return PeerSession(session: .unavailable("The daemon is stopping."), process: nil) }
+        if isStopping { return PeerSession(session: .unavailable("The daemon is stopping."), process: nil) }
         let waiter = ParkedRequest(connection: connection, request: request, stamp: lineStamp)
         switch peerSessions.need(connection, waiter: waiter, now: turn.monotonic) {
         case .known(let facts):
