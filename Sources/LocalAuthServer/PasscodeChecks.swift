@@ -1,37 +1,37 @@
-// Running queued passcode jobs and taking their results (S-46, S-47). A job
-// starts when `PasscodeQueue` says its user's turn has come; a check is
-// judged against the delay and the lock once more just before it starts
-// (`admitPasscodeAttempt`: refused, it never runs and its secret is wiped).
-// Verdicts go through the core (`passcodeChecked`), which records them,
-// durable before anyone hears them (S-40). A new passcode's record is
-// stored by the shell (`.commitPasscode`) before its event is recorded;
-// until the store answers (`passcodeCommitted`), the results that came with
-// it wait, so events are recorded in the order the results came.
+// Running queued passcode jobs and taking their results (S-46, S-47); the
+// jobs and their bookkeeping are PasscodeJobs'. A job starts when its
+// user's turn has come; a check is judged against the delay and the lock
+// once more just before it starts (`admitPasscodeAttempt`: refused, it never
+// runs and its secret is wiped). Verdicts go through the core
+// (`passcodeChecked`), which records them, durable before anyone hears them
+// (S-40). A new passcode's record is stored by the shell (`.commitPasscode`)
+// before its event is recorded; until the store answers
+// (`passcodeCommitted`), the results that came with it wait, so events are
+// recorded in the order the results came.
 import LocalAuthCore
 import LocalAuthProtocol
-import LocalAuthSystem
 
 extension ServerCore {
     /// Starts every job the queue allows now.
     func startPasscodeJobs() {
-        while let (uid, job) = passcodeQueue.next() {
+        while let (uid, job) = passcodeJobs.next() {
             // A refused job is dropped here: its secrets are wiped with it.
             switch job.purpose {
             case .evaluation(_, let ctx, let eval):
                 guard admit(uid, ctx: ctx, eval: eval) else {
-                    passcodeQueue.finished(uid)
+                    passcodeJobs.refused(uid)
                     continue
                 }
                 submitCheck(job, uid)
             case .oldPasscode(_, _, let id, let tag):
                 let connection = connections.contains(id) ? id : nil
                 guard !refuseSetPasscodeAttempt(uid, connection, tag) else {
-                    passcodeQueue.finished(uid)
+                    passcodeJobs.refused(uid)
                     continue
                 }
                 submitCheck(job, uid)
             case .newHash:
-                running[job.token] = job.purpose
+                passcodeJobs.started(job)
                 actions.append(.runPasscodeJob(token: job.token, .record(secret: job.secret, make: passcodes.recordMaker)))
             }
         }
@@ -52,34 +52,30 @@ extension ServerCore {
     /// was when the attempt was queued.
     private func submitCheck(_ job: PasscodeJob, _ uid: UserID) {
         counters.passcodeChecks += 1
-        running[job.token] = job.purpose
+        passcodeJobs.started(job)
         actions.append(.runPasscodeJob(token: job.token, .verify(secret: job.secret, check: passcodes.checker(for: uid))))
     }
 
     /// The workers' results (the shell drained them). After a new hash that
     /// the store must take first, the rest wait for its answer.
     package func passcodeJobsFinished(_ completions: [PasscodeWorkers.Completion]) {
-        if !passcodeCommits.isEmpty { return afterCommits.append(contentsOf: completions) }
+        if passcodeJobs.isCommitting { return passcodeJobs.wait(completions) }
         for (index, completion) in completions.enumerated() {
-            guard let check = running.removeValue(forKey: completion.token) else { continue }
-            if abandonedChecks.remove(completion.token) != nil {
-                passcodeQueue.finished(check.uid)
-                continue
-            }
+            guard let check = passcodeJobs.finished(completion.token) else { continue }
             switch check {
             case .evaluation(let uid, let ctx, let eval):
-                passcodeQueue.finished(uid)
-                let repeated = judge(uid, completion)
+                let repeated = passcodeJobs.isRepeat(uid, completion)
                 run(.passcodeChecked(uid: uid, ctx: ctx, eval: eval, correct: completion.correct, repeated: repeated),
                     connection: nil, tag: nil, now: now)
             case .oldPasscode(let uid, let newSecret, let id, let tag):
-                passcodeQueue.finished(uid)
                 oldPasscodeChecked(uid, completion, newSecret: newSecret, connections.contains(id) ? id : nil, tag)
             case .newHash(let uid, let id, let tag, let by):
-                passcodeQueue.finished(uid)
-                guard newHashMade(uid, completion, connections.contains(id) ? id : nil, tag, by: by) else { continue }
-                afterCommits.append(contentsOf: completions[(index + 1)...])
-                return
+                let connection = connections.contains(id) ? id : nil
+                guard let hash = newHash(completion, connection, tag) else { continue }
+                passcodeJobs.commit(PendingCommit(uid: uid, set: true, by: by, connection: connection, tag: tag,
+                                                  parksConnection: false),
+                                    after: completions[(index + 1)...])
+                return actions.append(.commitPasscode(uid: uid, record: hash))
             }
         }
         startPasscodeJobs()
@@ -89,8 +85,7 @@ extension ServerCore {
     /// change is recorded and answered (or its failure answered), then what
     /// waited for it goes on.
     func passcodeCommitted(_ result: Result<Void, any Error>) {
-        guard !passcodeCommits.isEmpty else { return }
-        let commit = passcodeCommits.removeFirst()
+        guard let (commit, goOn) = passcodeJobs.committed() else { return }
         let connection = commit.connection.flatMap { connections.contains($0) ? $0 : nil }
         if case .failure(let error) = result {
             journal(.error, "Failed to write the passcode store: \(error)")
@@ -101,18 +96,13 @@ extension ServerCore {
             if let connection, events(outcome, connection, commit.tag) != nil { replyOK(connection, commit.tag) }
         }
         if commit.parksConnection, let connection { resumeAfterCommit(connection) }
-        // A new hash's job was done: the results after it, and the jobs they let start.
-        guard passcodeCommits.isEmpty, !commit.parksConnection || !afterCommits.isEmpty else { return }
-        let waiting = afterCommits
-        afterCommits.removeAll()
-        passcodeJobsFinished(waiting)
+        if let goOn { passcodeJobsFinished(goOn) }
     }
 
-    /// Asks the shell to store `record` for `uid` (nil removes it); the
-    /// change is recorded once it answers.
-    func commitPasscode(_ record: String?, _ commit: PendingCommit) {
-        passcodeCommits.append(commit)
-        actions.append(.commitPasscode(uid: commit.uid, record: record))
+    /// clear-passcode: the record goes to the store; its connection waits.
+    func removePasscodeRecord(_ commit: PendingCommit) {
+        passcodeJobs.commit(commit)
+        actions.append(.commitPasscode(uid: commit.uid, record: nil))
     }
 
     /// A clear-passcode's connection reads on once the store answered.
@@ -128,7 +118,7 @@ extension ServerCore {
     /// the change go on (a delay or lock reached meanwhile is a refusal).
     private func oldPasscodeChecked(_ uid: UserID, _ completion: PasscodeWorkers.Completion, newSecret: SecretBytes,
                                     _ connection: Connection.ID?, _ tag: String) {
-        let repeated = judge(uid, completion)
+        let repeated = passcodeJobs.isRepeat(uid, completion)
         let outcome = run(.passcodeChecked(uid: uid, ctx: nil, eval: nil, correct: completion.correct, repeated: repeated),
                           connection: nil, tag: nil, now: now)
         // Accepted: no answer from the core, the change goes on.
@@ -145,35 +135,13 @@ extension ServerCore {
         _ = self.events(outcome, connection, tag)
     }
 
-    /// A new hash was made: true when its commit was asked for (the
-    /// change is recorded when the store answers).
-    private func newHashMade(_ uid: UserID, _ completion: PasscodeWorkers.Completion, _ connection: Connection.ID?,
-                             _ tag: String, by: UserID) -> Bool {
+    /// A new hash was made: the record to store, or nil (the failure answered).
+    private func newHash(_ completion: PasscodeWorkers.Completion, _ connection: Connection.ID?, _ tag: String) -> String? {
         guard let hash = completion.hash else {
             journal(.error, "Failed to hash a passcode: \(completion.error ?? "unknown error")")
             if let connection { reply(connection, tag, ProtocolError(.internal, "Failed to hash the passcode.")) }
-            return false
+            return nil
         }
-        commitPasscode(hash, PendingCommit(uid: uid, set: true, by: by, connection: connection, tag: tag, parksConnection: false))
-        return true
+        return hash
     }
-
-    /// S-7: whether this wrong attempt repeats the previous wrong one.
-    private func judge(_ uid: UserID, _ completion: PasscodeWorkers.Completion) -> Bool {
-        wrongPasscodes.isRepeat(uid, correct: completion.correct, fingerprint: completion.fingerprint)
-    }
-}
-
-/// A passcode change waiting for the store's answer (`passcodeCommitted`).
-struct PendingCommit {
-    let uid: UserID
-    /// A new record (set-passcode), or none (clear-passcode).
-    let set: Bool
-    let by: UserID
-    /// Who asked, and the tag of the answer (nil: gone already).
-    let connection: Connection.ID?
-    let tag: String
-    /// clear-passcode: its connection reads nothing more until the answer
-    /// (its later lines' replies keep their order).
-    let parksConnection: Bool
 }

@@ -36,7 +36,7 @@ extension ServerCore {
     /// Sends the PROMPT lines and final answers that an event carries.
     func deliver(_ event: Event, seq: UInt64 = 0) {
         // S-7: a new passcode or a reset starts the repeat memory afresh.
-        wrongPasscodes.fold(event.body)
+        passcodeJobs.fold(event.body)
         switch event.body {
         case .promptsRouted(_, let ctx, _, let route):
             promptsRouted(ctx, route)

@@ -48,20 +48,10 @@ package final class ServerCore {
     /// not fit in the socket).
     var watchingWritable: Set<Connection.ID> = []
     var counters = Counters()
-    /// Passcode jobs waiting for a worker (S-46, S-47), and those running.
-    var passcodeQueue: PasscodeQueue<PasscodeJob>
-    package var running: [UInt64: PendingCheck] = [:]
-    /// Passcode records the shell is storing (`.commitPasscode`), oldest
-    /// first, and the workers' results that wait for them.
-    var passcodeCommits: [PendingCommit] = []
-    var afterCommits: [PasscodeWorkers.Completion] = []
-    /// Running jobs whose results are to be ignored (the log failed meanwhile).
-    var abandonedChecks: Set<UInt64> = []
+    /// Passcode jobs waiting, running, being stored (PasscodeJobs.swift).
+    package var passcodeJobs = PasscodeJobs(workers: ServerCore.passcodeWorkers)
     /// S-48: per-uid budgets and the space reserve (LogBudget.swift, SpaceReserve.swift).
     var limits = LogLimits()
-    var nextCheckToken: UInt64 = 1
-    /// S-7: fingerprint of each user's last wrong passcode, in memory only.
-    var wrongPasscodes = WrongPasscodeMemory()
     /// Serving, stopping or stopped; SIGHUP, the watchdog and STATUS= (ServiceState.swift).
     package var service = ServiceState()
     /// The sensor as the core sees it: scans asked for, PROMPT lines held
@@ -134,15 +124,12 @@ package final class ServerCore {
         self.passcodes = passcodes
         self.version = version
         self.daemonUID = daemonUID
-        passcodeQueue = PasscodeQueue(workers: ServerCore.passcodeWorkers, perUserLimit: ServerCore.passcodeJobsPerUser)
         lockedOut = Set(authenticator.state.users.compactMap { $0.value.biometryLockedOut || $0.value.adminLocked ? $0.key : nil })
         whereabouts.settings = Whereabouts.Settings(configuration.biometry)
     }
 
     deinit { lineBuffer.deallocate() }
 
-    /// S-47: passcode jobs one user may have waiting (besides the one running).
-    static let passcodeJobsPerUser = 4
     /// The passcode workers: the shell's threads (PasscodeWorkers) and the
     /// jobs the queue lets run at once, one number (S-47's bound on how long
     /// another user's check waits is one job per worker).

@@ -48,8 +48,7 @@ extension ServerCore {
         for command in sensor.stopAll() { actions.append(.sensor(command)) }
         // Verdicts still on a worker will not be recorded (the log cannot
         // take them); the waiting jobs are dropped, their secrets wiped.
-        abandonedChecks.formUnion(running.keys)
-        _ = passcodeQueue.drainWaiting()
+        passcodeJobs.abandonAll()
     }
 
     /// The shell's answer to `.reopenLog` (asked in a tick): the reopened

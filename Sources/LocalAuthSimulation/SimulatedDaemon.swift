@@ -392,7 +392,7 @@ extension SimulatedDaemon {
     /// set back it runs on with CLOCK_BOOTTIME, so delays do not lengthen).
     func admitted(_ token: UInt64) {
         // A new passcode's hash (its old one was proved before) checks nothing.
-        guard let check = core.running[token] else { return }
+        guard let check = core.passcodeJobs.running[token] else { return }
         if case .newHash = check { return }
         let uid = check.uid
         if let refusal = authenticator.state.passcodeEntryRefusal(uid, now: core.now) {

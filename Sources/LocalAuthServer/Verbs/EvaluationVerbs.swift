@@ -92,7 +92,7 @@ extension ServerCore {
         if let refusal = loggedRequestRefusal(connection, events: 3) { return reply(connection, request.tag, refusal) }
         // S-47: whether the subject's queue has room is the core's input.
         let subject = authenticator.state.contexts[ctx]?.uid
-        let queueFull = subject.map { !passcodeQueue.hasRoom(for: $0) } ?? false
+        let queueFull = subject.map { !passcodeJobs.hasRoom(for: $0) } ?? false
         let outcome = authenticator.execute(.submitPasscode(ctx: ctx, queueFull: queueFull), now: now)
         if case .rejected(Rejection.passcodeQueueFull) = outcome { counters.passcodeBusy += 1 }
         guard let events = events(outcome, connection, request.tag) else { return }

@@ -9,30 +9,6 @@ import LocalAuthCore
 import LocalAuthProtocol
 import LocalAuthSystem
 
-/// A passcode job in flight or waiting, and what to do with its result.
-package enum PendingCheck {
-    case evaluation(uid: UserID, ctx: ContextID, eval: EvaluationID)
-    case oldPasscode(uid: UserID, newSecret: SecretBytes, connection: Connection.ID, tag: String)
-    case newHash(uid: UserID, connection: Connection.ID, tag: String, by: UserID)
-}
-
-extension PendingCheck {
-    /// The user whose passcode the job is about (the queue's key).
-    package var uid: UserID {
-        switch self {
-        case .evaluation(let uid, _, _), .oldPasscode(let uid, _, _, _), .newHash(let uid, _, _, _): return uid
-        }
-    }
-}
-
-/// A queued job: its purpose and the secret it needs (wiped in memory when
-/// the job is done or dropped: `SecretBytes`).
-struct PasscodeJob {
-    var token: UInt64
-    var purpose: PendingCheck
-    var secret: SecretBytes
-}
-
 extension ServerCore {
     func setPasscode(_ request: Request, _ connection: Connection.ID) {
         secretSeen = true
@@ -71,8 +47,8 @@ extension ServerCore {
         if refusesLoginPasswordChange(request, connection) { return }
         guard let uid = targetUID(request, connection, required: true) else { return }
         pauseReading(connection)
-        commitPasscode(nil, PendingCommit(uid: uid, set: false, by: peer(of: connection).uid, connection: connection,
-                                          tag: request.tag, parksConnection: true))
+        removePasscodeRecord(PendingCommit(uid: uid, set: false, by: peer(of: connection).uid, connection: connection,
+                                           tag: request.tag, parksConnection: true))
     }
 
     /// A core rule applied to a secret's bytes (nil: the key is absent).
@@ -85,9 +61,7 @@ extension ServerCore {
     /// `busy` when the user already has as many waiting as allowed (S-47).
     func queuePasscodeJob(_ purpose: PendingCheck, uid: UserID, secret: SecretBytes,
                           _ connection: Connection.ID?, _ tag: String?) {
-        let token = nextCheckToken
-        nextCheckToken += 1
-        guard passcodeQueue.enqueue(PasscodeJob(token: token, purpose: purpose, secret: secret), for: uid) else {
+        guard passcodeJobs.enqueue(purpose, for: uid, secret: secret) else {
             counters.passcodeBusy += 1
             if let connection, let tag { reply(connection, tag, Rejection.passcodeQueueFull) }
             return
