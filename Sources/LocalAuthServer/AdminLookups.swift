@@ -24,7 +24,7 @@ extension ServerCore {
     /// S-51: the caller's rights now, without waiting: `.unknown` while a
     /// lookup runs (its answer is asked for here when none is).
     func adminVerdict(_ connection: Connection.ID) -> AdminRights<ParkedRequest>.Verdict {
-        let judged = adminRights.judge(peer(of: connection).uid, daemonUID: daemonUID,
+        let judged = parked.adminRights.judge(peer(of: connection).uid, daemonUID: daemonUID,
                                        group: configuration.daemon.adminGroup, now: turn.monotonic)
         if let query = judged.ask { actions.append(.lookUpGroup(query)) }
         if judged.verdict != .unknown { connections[connection]?.isAdmin = judged.verdict == .administrator }
@@ -42,7 +42,8 @@ extension ServerCore {
         case .administrator: return true
         case .notAdministrator: return false
         case .unknown:
-            adminRights.wait(peer(of: connection).uid, ParkedRequest(connection: connection, request: request, stamp: lineStamp))
+            self.parked.adminRights.wait(peer(of: connection).uid,
+                                         ParkedRequest(connection: connection, request: request, stamp: self.parked.lineStamp))
             pauseReading(connection)
             parked = true
             return false
@@ -53,18 +54,18 @@ extension ServerCore {
     /// the requests that waited for them run again at the end of this turn.
     package func adminLookupsAnswered(_ answers: [(GroupQuery, Bool)]) {
         for (query, member) in answers {
-            resumable += adminRights.answered(query, member: member, configured: configuration.daemon.adminGroup)
+            parked.letGo(parked.adminRights.answered(query, member: member, configured: configuration.daemon.adminGroup))
         }
     }
 
     /// Each tick: a lookup stuck in NSS past AdminRights.lookupLimit ends
     /// as "not a member"; its requests are refused.
     func expireAdminLookups() {
-        guard !adminRights.inFlight.isEmpty else { return }
-        let released = adminRights.expire(now: turn.monotonic)
+        guard !parked.adminRights.inFlight.isEmpty else { return }
+        let released = parked.adminRights.expire(now: turn.monotonic)
         if !released.isEmpty {
             journal(.error, "AdminGroup: a group lookup took over \(AdminRights<ParkedRequest>.lookupLimit / 1_000_000_000) s (NSS); its requests are refused.")
         }
-        resumable += released
+        parked.letGo(released)
     }
 }

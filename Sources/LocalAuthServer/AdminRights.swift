@@ -126,4 +126,7 @@ struct AdminRights<Waiter> {
     }
 
     var hasWaiters: Bool { !waiters.isEmpty }
+
+    /// When the oldest lookup in flight runs out (`expire` ends it then).
+    var nextDeadline: UInt64? { inFlight.values.map { $0.askedAt + Self.lookupLimit }.min() }
 }

@@ -44,7 +44,7 @@ extension ServerCore {
             let peer = peer(of: owner)
             writer.append(key: "app-uid", value: String(peer.uid))
             writer.append(key: "app-pid", value: String(peer.pid))
-            if let process = peerSessions.facts(owner)?.process { writer.append(key: "app-process", value: String(process)) }
+            if let process = parked.peerSessions.facts(owner)?.process { writer.append(key: "app-process", value: String(process)) }
         }
         // The app's words.
         writer.append(key: "reason", value: evaluation.reason)

@@ -1,7 +1,7 @@
 // S-43 in the loop: under a real sensor, a can-evaluate or evaluate whose
-// answer depends on its user's fingers waits (is parked) until fprintd has
-// listed them after the request arrived; EnrollmentRefresh decides, this
-// file does what it says. A parked request stops its connection: no more of
+// answer depends on its user's fingers waits (is parked, ParkedRequests)
+// until fprintd has listed them after the request arrived;
+// EnrollmentRefresh decides, this file does what it says. A parked request stops its connection: no more of
 // its lines are read or handled (so pipelined replies keep their order), and
 // epoll stops reporting its input; every other connection is served. When
 // the query ends (answered, failed, timed out) the request is dispatched
@@ -10,17 +10,6 @@
 import LocalAuthCore
 import LocalAuthProtocol
 import LocalAuthSystem
-
-/// A request waiting for its user's fingers, and the stamp of the read
-/// that brought it (the lines behind it were read no later).
-struct ParkedRequest {
-    let connection: Connection.ID
-    /// As the scanner made it: its secrets are `SecretBytes`, not Strings
-    /// (S-50), wiped when the last copy of it goes (it ran, its connection
-    /// closed, the daemon stopped), however long it waits.
-    let request: Request
-    let stamp: UInt64
-}
 
 extension Policy {
     /// Whether a check of this policy depends on the user's fingers (S-43
@@ -37,8 +26,9 @@ extension ServerCore {
     func parkedForEnrollment(_ request: Request, ctx: ContextID, policy: Policy, _ connection: Connection.ID) -> Bool {
         guard !service.isStopping, sensor.canListFingers, let uid = authenticator.state.contexts[ctx]?.uid else { return false }
         let waits = policy.dependsOnFingers
-        let waiter = waits ? ParkedRequest(connection: connection, request: request, stamp: lineStamp) : nil
-        switch enrollmentRefresh.need(uid, stamp: lineStamp, now: readStamp, clock: turn.monotonic, waiter: waiter) {
+        let stamp = parked.lineStamp
+        let waiter = waits ? ParkedRequest(connection: connection, request: request, stamp: stamp) : nil
+        switch parked.enrollmentRefresh.need(uid, stamp: stamp, now: parked.readStamp, clock: turn.monotonic, waiter: waiter) {
         case .fresh:
             return false
         case .wait:
@@ -56,22 +46,22 @@ extension ServerCore {
     /// go are answered at the end of this turn; a follow-up is asked for
     /// those that arrived after it was.
     func enrollmentQueryEnded(_ uid: UserID, query: UInt64) {
-        let (resume, ask) = enrollmentRefresh.ended(uid, query: query, now: readStamp, clock: turn.monotonic)
-        resumable.append(contentsOf: resume)
+        let (resume, ask) = parked.enrollmentRefresh.ended(uid, query: query, now: parked.readStamp, clock: turn.monotonic)
+        parked.letGo(resume)
         if let ask { actions.append(.sensor(.listFingers(uid, query: ask))) }
     }
 
     /// The bus was closed: no query in flight will end by itself.
     func enrollmentQueriesLost() {
-        for (uid, query) in enrollmentRefresh.inFlight { enrollmentQueryEnded(uid, query: query) }
+        for (uid, query) in parked.enrollmentRefresh.inFlight { enrollmentQueryEnded(uid, query: query) }
     }
 
     /// Each tick: a query that took longer than EnrollmentRefresh.limit
     /// (a passwd lookup stuck in NSS) ends; its checks answer from the
     /// recorded set, as they did before S-43 waited.
     func expireEnrollmentQueries() {
-        guard !enrollmentRefresh.isEmpty else { return }
-        for (uid, query) in enrollmentRefresh.expired(clock: turn.monotonic) {
+        guard !parked.enrollmentRefresh.isEmpty else { return }
+        for (uid, query) in parked.enrollmentRefresh.expired(clock: turn.monotonic) {
             journal(.error, "fprintd: the fingers of uid \(uid) were not listed in time; answering from the recorded ones.")
             enrollmentQueryEnded(uid, query: query)
         }
@@ -81,13 +71,12 @@ extension ServerCore {
     /// connection had read behind it; then that connection is read again.
     /// A request whose connection is gone (or no longer parked) is dropped.
     func resumeParkedRequests() {
-        while !resumable.isEmpty {
-            let parked = resumable.removeFirst()
-            let id = parked.connection
+        while let request = parked.nextResumable() {
+            let id = request.connection
             guard connections[id]?.isParked == true else { continue }
             connections[id]?.state = .open(.lines)
-            lineStamp = parked.stamp
-            dispatch(parked.request, on: id)
+            parked.lineStamp = request.stamp
+            dispatch(request.request, on: id)
             processLinesAndWipe(id)
             guard connections[id]?.isReading == true else { continue }
             actions.append(.watch(id, reading: true, writing: watchingWritable.contains(id)))
@@ -107,22 +96,15 @@ extension ServerCore {
     /// The connection closes with a request parked: it is never answered.
     func forgetParked(_ id: Connection.ID) {
         if connections[id]?.isParked == true { connections[id]?.state = .open(.lines) }
-        enrollmentRefresh.removeWaiters { $0.connection == id }
-        adminRights.removeWaiters { $0.connection == id }
-        whereaboutsWaiters.removeAll { $0.parked.connection == id }
-        peerSessions.removeWaiters { $0.connection == id }
-        resumable.removeAll { $0.connection == id }
+        parked.forget(id)
     }
 
     /// Clean stop (S-32): every parked request is answered from what is
     /// recorded (`stopping` parks nothing more); the lines behind it are not read.
     func answerParkedRequests() {
-        let waiting = resumable + enrollmentRefresh.releaseAll() + adminRights.releaseAll() + whereaboutsWaiters.map(\.parked) + peerSessions.releaseAll()
-        resumable.removeAll()
-        whereaboutsWaiters.removeAll()
-        for parked in waiting where connections[parked.connection]?.isParked == true {
-            connections[parked.connection]?.state = .open(.lines)
-            dispatch(parked.request, on: parked.connection)
+        for request in parked.releaseAll() where connections[request.connection]?.isParked == true {
+            connections[request.connection]?.state = .open(.lines)
+            dispatch(request.request, on: request.connection)
         }
     }
 }

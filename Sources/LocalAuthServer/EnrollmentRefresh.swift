@@ -112,6 +112,9 @@ struct EnrollmentRefresh<Waiter> {
         }.sorted { $0.uid < $1.uid }
     }
 
+    /// When the oldest query in flight runs out (`expired` lists it then).
+    var nextDeadline: UInt64? { users.values.compactMap { $0.inFlight == nil ? nil : $0.askedAt + Self.limit }.min() }
+
     /// Every query in flight (the bus was lost: none of them will end).
     var inFlight: [(uid: UserID, query: UInt64)] {
         users.compactMap { uid, user in user.inFlight.map { (uid, $0) } }.sorted { $0.uid < $1.uid }

@@ -92,6 +92,9 @@ struct PeerSessions<Waiter> {
 
     var isAsking: Bool { !asking.isEmpty }
 
+    /// When the oldest lookup runs out (monotonic ns).
+    var nextDeadline: UInt64? { asking.values.map { $0.since + Self.lookupLimit }.min() }
+
     /// The connection is gone: its answer and waiters are forgotten.
     mutating func forget(_ id: Connection.ID) {
         known[id] = nil

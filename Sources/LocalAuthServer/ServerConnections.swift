@@ -69,8 +69,7 @@ extension ServerCore {
             return false
         }
         // S-43's freshness stamp of the lines this read brought.
-        readStamp &+= 1
-        lineStamp = readStamp
+        parked.read()
         guard case .open(let now)? = processLinesAndWipe(id) else { return false }
         // Lines left unhandled (behind a parked request, or behind an early
         // write) may hold a secret: the shell's copy of them goes now (S-50).
@@ -289,7 +288,7 @@ extension ServerCore {
         connections[id]?.state = .closed
         if !agents.isEmpty { endAgent(of: id) }
         if connections[id]?.contexts.isEmpty == false { endContexts(of: id) }
-        peerSessions.forget(id)
+        parked.peerSessions.forget(id)
         if !watches.isEmpty { forgetWatches(of: id) }
         whereabouts.forget(id)
         if !busPeers.isEmpty { busPeers[id] = nil }

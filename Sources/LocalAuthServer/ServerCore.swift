@@ -77,8 +77,9 @@ package final class ServerCore {
     /// Set by a handler whose line carried a secret: `read` wipes the
     /// buffers that held it once the batch of lines is handled (S-50).
     var secretSeen = false
-    /// Administrator rights, judged per request (S-51).
-    var adminRights = AdminRights<ParkedRequest>()
+    /// Requests waiting for an AdminGroup lookup (S-51) or fprintd's finger
+    /// list (S-43), and the read stamps (ParkedRequests.swift).
+    var parked = ParkedRequests()
     /// Checks each request line in place (its span buffer is reused).
     var requestScanner = RequestScanner()
     /// The last successful can-evaluate reply, rendered.
@@ -87,8 +88,6 @@ package final class ServerCore {
     var watches = WatchTable()
     /// Session agents and their open requests (S-65..S-68, AgentVerbs.swift).
     var agents = AgentTable()
-    /// What logind said of each connection's process, asked when needed (S-65, S-66).
-    var peerSessions = PeerSessions<ParkedRequest>()
     /// LARight's rights and the key of their secrets (RightVerbs.swift);
     /// the daemon sets both before it serves.
     var rights = RightStore(path: "/dev/null")
@@ -104,18 +103,10 @@ package final class ServerCore {
     var keyQueue = PasscodeQueue<PendingKeyJob>(workers: ServerCore.keyWorkerCount, perUserLimit: ServerCore.keyJobsPerUser)
     var runningKeyJobs: [UInt64: PendingKeyJob] = [:]
     var nextKeyToken: UInt64 = 1
-    /// S-43 under a real sensor: checks waiting for their user's fingers
-    /// (EnrollmentParking.swift), those let go (answered at the end of the
-    /// loop's turn), and the read stamps freshness is judged by.
-    var enrollmentRefresh = EnrollmentRefresh<ParkedRequest>()
-    var resumable: [ParkedRequest] = []
-    /// S-61..S-63: where clients and the reader are (Whereabouts.swift), the
-    /// requests waiting for logind, and logind itself (nil: none to ask).
+    /// S-61..S-63: where clients and the reader are (Whereabouts.swift), and
+    /// logind itself (nil: none to ask).
     var whereabouts = Whereabouts()
-    var whereaboutsWaiters: [(parked: ParkedRequest, question: Whereabouts.Question)] = []
     var logindPort: LogindPort?
-    var readStamp: UInt64 = 0
-    var lineStamp: UInt64 = 0
 
     package init(configuration: DaemonConfiguration, authenticator: Authenticator, passcodes: PasscodeBackend,
          version: String, daemonUID: UserID) {
@@ -165,8 +156,8 @@ package final class ServerCore {
 
     /// What the loop did after each turn's events, in order.
     package func endOfTurn() {
-        if !resumable.isEmpty { resumeParkedRequests() }
-        adminRights.servedWaiters()
+        if !parked.resumable.isEmpty { resumeParkedRequests() }
+        parked.adminRights.servedWaiters()
         notifyWatchers()
         writeLog()
         judgeSpaceReserveIfMuchWasAppended()
@@ -241,7 +232,7 @@ package final class ServerCore {
             noteRestartOnlyLogReaders(fresh)
             configuration = fresh
             whereabouts.settings = Whereabouts.Settings(fresh.biometry)
-            adminRights.forget()
+            parked.adminRights.forget()
             run(.applyRules(fresh.rules), connection: nil, tag: nil, now: now)
             journal(.notice, "Reloaded the configuration.")
         case .failure(let error):

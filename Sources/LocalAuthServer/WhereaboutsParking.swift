@@ -22,7 +22,7 @@ extension ServerCore {
               let wait = whereabouts.wait(for: connection, rhost: onBehalfOrigins[ctx]?.rhost, now: turn.monotonic) else {
             return false
         }
-        whereaboutsWaiters.append((ParkedRequest(connection: connection, request: request, stamp: lineStamp), wait.question))
+        parked.waitForLogind(ParkedRequest(connection: connection, request: request, stamp: parked.lineStamp), wait.question)
         pauseReading(connection)
         if wait.ask {
             switch wait.question {
@@ -76,9 +76,7 @@ extension ServerCore {
     }
 
     private func releaseWhereaboutsWaiters(_ which: ((parked: ParkedRequest, question: Whereabouts.Question)) -> Bool) {
-        let released = whereaboutsWaiters.filter(which)
-        whereaboutsWaiters.removeAll(where: which)
-        resumable.append(contentsOf: released.map(\.parked))
+        parked.letGoLogindWaiters(where: which)
     }
 
     /// The context was created or went: S-61's remote on-behalf contexts

@@ -142,7 +142,7 @@ final class ConnectionStateTests: XCTestCase {
         XCTAssertNil(h.core.connections[user])
         XCTAssertTrue(h.closed.contains(user))
         XCTAssertEqual(h.lines(user), [])
-        XCTAssertTrue(h.core.resumable.isEmpty)
+        XCTAssertTrue(h.core.parked.resumable.isEmpty)
         // A second connection of the same user is served as usual.
         let again = try XCTUnwrap(h.open(uid: 1000))
         h.feed("p ping\n", on: again)

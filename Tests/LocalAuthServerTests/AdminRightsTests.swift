@@ -179,4 +179,15 @@ final class AdminRightsTests: XCTestCase {
                            !stale ? .administrator : .notAdministrator)
         }
     }
+
+    func test_S51_theNextDeadlineIsWhenTheOldestLookupRunsOut() {
+        var rights = Rights()
+        XCTAssertNil(rights.nextDeadline)
+        _ = rights.judge(1000, daemonUID: 999, group: "wheel", now: 7)
+        _ = rights.judge(1001, daemonUID: 999, group: "wheel", now: 9)
+        XCTAssertEqual(rights.nextDeadline, 7 + Rights.lookupLimit)
+        XCTAssertTrue(rights.expire(now: 7 + Rights.lookupLimit - 1).isEmpty)
+        _ = rights.expire(now: 7 + Rights.lookupLimit)
+        XCTAssertEqual(rights.nextDeadline, 9 + Rights.lookupLimit)
+    }
 }

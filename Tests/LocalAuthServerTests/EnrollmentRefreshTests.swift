@@ -116,4 +116,13 @@ final class EnrollmentRefreshTests: XCTestCase {
         XCTAssertEqual(refresh.releaseAll(), ["root-1"])
         XCTAssertTrue(refresh.parked.isEmpty)
     }
+
+    func test_S43_theNextDeadlineIsWhenTheOldestQueryRunsOut() {
+        var refresh = Refresh()
+        XCTAssertNil(refresh.nextDeadline)
+        _ = refresh.need(root, stamp: 1, now: 1, clock: 100, waiter: "a")
+        XCTAssertEqual(refresh.nextDeadline, 100 + Refresh.limit)
+        XCTAssertTrue(refresh.expired(clock: 100 + Refresh.limit - 1).isEmpty)
+        XCTAssertEqual(refresh.expired(clock: 100 + Refresh.limit).map(\.uid), [root])
+    }
 }

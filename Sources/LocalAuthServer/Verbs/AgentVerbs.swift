@@ -64,11 +64,11 @@ extension ServerCore {
     /// waits for the answer (its connection parked; it is dispatched again
     /// once the answer is in, PeerSessions.swift).
     func peerSession(_ request: Request, _ connection: Connection.ID) -> PeerSession? {
-        if let known = peerSessions.facts(connection) { return known }
+        if let known = parked.peerSessions.facts(connection) { return known }
         // A clean stop answers what waits and parks nothing more.
         if isStopping { return PeerSession(session: .unavailable("The daemon is stopping."), process: nil) }
-        let waiter = ParkedRequest(connection: connection, request: request, stamp: lineStamp)
-        switch peerSessions.need(connection, waiter: waiter, now: turn.monotonic) {
+        let waiter = ParkedRequest(connection: connection, request: request, stamp: parked.lineStamp)
+        switch parked.peerSessions.need(connection, waiter: waiter, now: turn.monotonic) {
         case .known(let facts):
             return facts
         case .wait:
@@ -84,13 +84,13 @@ extension ServerCore {
     /// The shell's answer to `.lookUpSession`: the requests that waited run
     /// again at the end of this turn.
     package func sessionLookedUp(_ id: Connection.ID, _ facts: PeerSession) {
-        resumable += peerSessions.answered(id, facts)
+        parked.letGo(parked.peerSessions.answered(id, facts))
     }
 
     /// Each tick: a lookup logind never answered ends as unavailable.
     func expireSessionLookups() {
-        guard peerSessions.isAsking else { return }
-        resumable += peerSessions.expire(now: turn.monotonic)
+        guard parked.peerSessions.isAsking else { return }
+        parked.letGo(parked.peerSessions.expire(now: turn.monotonic))
     }
 
     /// Where the prompts of an evaluation that `request` starts on `ctx` go.
