@@ -120,10 +120,17 @@ public struct JournalAnchors: AnchorStore {
         }
     }
 
+    /// PRIORITY=4 (warning): journald rate-limits a service per priority
+    /// pool (emerg..crit, err, warning, notice and info, debug), and the
+    /// anchors are the only entries the daemon journals at warning (its
+    /// DaemonLog has no such priority), so no client's traffic, from any
+    /// number of uids, can spend their pool and have one suppressed (S-58).
+    public static let priority = "4"
+
     public func record(_ anchor: LogAnchor, stateDirectory: String, event: String) {
         Journal.send(fields: [
             ("MESSAGE", "Log head at \(event): seq \(anchor.seq), chain \(anchor.chainHead.hex)."),
-            ("MESSAGE_ID", Anchors.messageID), ("PRIORITY", "6"), ("SYSLOG_IDENTIFIER", "localauthd"),
+            ("MESSAGE_ID", Anchors.messageID), ("PRIORITY", Self.priority), ("SYSLOG_IDENTIFIER", "localauthd"),
             ("LOCALAUTH_SEQ", String(anchor.seq)), ("LOCALAUTH_CHAIN", anchor.chainHead.hex),
             ("LOCALAUTH_STATE_DIRECTORY", Anchors.identity(stateDirectory)), ("LOCALAUTH_ANCHOR", event),
         ])

@@ -23,7 +23,11 @@ import LocalAuthLog
 import LocalAuthSystem
 
 package enum DaemonLog {
-    package enum Priority: Int { case error = 3, warning = 4, notice = 5, info = 6, debug = 7 }
+    /// syslog priorities, without warning (4): journald rate-limits a
+    /// service per priority pool, and warning is the log anchors' own pool
+    /// (JournalAnchors.priority, S-58), which nothing else the daemon
+    /// journals may spend. Problems are errors; the rest notice or info.
+    package enum Priority: Int { case error = 3, notice = 5, info = 6, debug = 7 }
 
     /// MESSAGE_IDs of notable audit events (catalog in systemd/).
     package enum MessageID: String {
@@ -79,19 +83,16 @@ package enum DaemonLog {
         write(.error, message, id: id, fields: fields)
     }
 
-    static func warning(_ message: String, id: MessageID? = nil, fields: [(String, String)] = []) {
-        write(.warning, message, id: id, fields: fields)
-    }
-
-    /// A configuration that is valid but probably not what was meant.
+    /// A configuration that is valid but probably not what was meant (an
+    /// error: not the anchors' warning pool, S-58).
     static func warnAboutConfiguration(_ configuration: DaemonConfiguration) {
         if let group = configuration.daemon.adminGroup, !group.isEmpty,
            (try? Accounts.groupID(named: group)) == nil {
-            warning("AdminGroup=\(group) names no group on this system: only root and the daemon's own user are administrators.")
+            error("AdminGroup=\(group) names no group on this system: only root and the daemon's own user are administrators.")
         }
         if let group = configuration.daemon.auditGroup, !group.isEmpty,
            (try? Accounts.groupID(named: group)) == nil {
-            warning("AuditGroup=\(group) names no group on this system: nobody reads the event log through it.")
+            error("AuditGroup=\(group) names no group on this system: nobody reads the event log through it.")
         }
     }
 

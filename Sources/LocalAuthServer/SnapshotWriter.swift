@@ -11,7 +11,9 @@
 // 100,000 contexts, the copy's pages kept by malloc).
 //
 // S-49: once a snapshot is on disk, the log's head at its seq goes to the
-// anchor store (the journal), and the file's SHA-256 goes back to the loop
+// anchor store (the journal), at most once a minute (S-58: clients drive
+// snapshots with their events, and the anchors' journald pool must stay
+// theirs: start, stop and these), and the file's SHA-256 goes back to the loop
 // through `SnapshotInbox` (an eventfd the loop watches), which records it as
 // a `snapshot-recorded` event: only the loop appends, and the hot path
 // gains nothing (one more fd in epoll, readable once per snapshot).
@@ -33,6 +35,12 @@ final class SnapshotWriter: Sendable {
     private let queue = DispatchQueue(label: "localauthd.snapshots")
     /// The snapshot waiting to be written: the newest handed over.
     private let pending = Mutex<(seq: UInt64, payload: [UInt8])?>(nil)
+    /// When a snapshot's anchor was last journaled (monotonic ns).
+    private let lastAnchor = Mutex<UInt64?>(nil)
+    /// S-58: at most one snapshot anchor per minute, so that in any window
+    /// of journald's rate limit (I s) the anchors' pool takes at most
+    /// I/60 + 1 of them, besides one per start and one per stop.
+    static let anchorInterval: UInt64 = 60_000_000_000
 
     /// `[Log] ReserveSpace=`, and the state directory whose file system it guards.
     private let reserve: Int64
@@ -69,10 +77,21 @@ final class SnapshotWriter: Sendable {
         do {
             let head = try log.chainHead(at: job.seq)
             let digest = try log.snapshots.write(seq: job.seq, chainHead: head, time: WallClock.nowMicros(), payload: job.payload)
-            anchors?.record(LogAnchor(seq: job.seq, chainHead: head), stateDirectory: log.directory, event: "snapshot")
+            if let anchors, anchorIsDue() {
+                anchors.record(LogAnchor(seq: job.seq, chainHead: head), stateDirectory: log.directory, event: "snapshot")
+            }
             inbox.post(seq: job.seq, digest: digest)
         } catch {
             DaemonLog.error("Failed to write snapshot \(job.seq): \(error)")
+        }
+    }
+
+    private func anchorIsDue() -> Bool {
+        let now = MonotonicClock.nowNanos()
+        return lastAnchor.withLock { last in
+            if let last, now &- last < Self.anchorInterval { return false }
+            last = now
+            return true
         }
     }
 

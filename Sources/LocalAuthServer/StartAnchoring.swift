@@ -29,13 +29,13 @@ enum StartAnchoring {
         var anchor: (LogAnchor, store: String)?
         switch anchors {
         case .failure(let why):
-            DaemonLog.warning("The event log's head is not anchored: \(why). A rollback or truncation of \(directory) "
+            DaemonLog.error("The event log's head is not anchored: \(why). A rollback or truncation of \(directory) "
                 + "cannot be detected (S-49).", id: .anchorUnavailable)
         case .success(let store):
             do throws(AnchorUnavailable) {
                 if let newest = try store.newest(stateDirectory: directory) { anchor = (newest, store.name) }
             } catch {
-                DaemonLog.warning("The event log's head cannot be compared with its anchors: \(error). A rollback or "
+                DaemonLog.error("The event log's head cannot be compared with its anchors: \(error). A rollback or "
                     + "truncation of \(directory) cannot be detected (S-49).", id: .anchorUnavailable)
             }
         }
@@ -52,7 +52,7 @@ enum StartAnchoring {
                 + "to start on this log anyway (recorded, and every user must use the passcode first), "
                 + "start once with 'localauthd --accept-log-rollback'.")
         }
-        DaemonLog.warning("Accepting a rolled-back log (--accept-log-rollback): \(evidence.what).", id: .rollbackAccepted)
+        DaemonLog.error("Accepting a rolled-back log (--accept-log-rollback): \(evidence.what).", id: .rollbackAccepted)
         return .acceptLogRollback(journalSeq: evidence.journalSeq, logSeq: lastSeq, by: getuid())
     }
 

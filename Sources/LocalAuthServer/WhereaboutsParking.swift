@@ -41,7 +41,7 @@ extension ServerCore {
 
     func logindSessionAnswered(_ connection: Connection.ID, _ lookup: SessionLookup) {
         if case .unavailable(let error) = lookup, !error.absent {
-            journal(.warning, "logind did not tell the session of a client (\(error.message)); biometry is refused to it for now.")
+            journal(.error, "logind did not tell the session of a client (\(error.message)); biometry is refused to it for now.")
         }
         whereabouts.sessionAnswered(connection, lookup, now: turn.monotonic)
         releaseWhereaboutsWaiters { $0.parked.connection == connection && $0.question == .session }

@@ -146,7 +146,7 @@ final class BusFront {
         appDeadlines.removeAll()
         if reported != problem {
             reported = problem
-            core.journal(.warning, "Not serving the D-Bus API: \(problem); the socket is served as before, "
+            core.journal(.error, "Not serving the D-Bus API: \(problem); the socket is served as before, "
                          + "the bus is tried again every 10 s ([DBus] Serve=no turns this off).")
         }
     }
