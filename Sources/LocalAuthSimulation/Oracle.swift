@@ -52,6 +52,10 @@ public final class Oracle {
         /// the prompt lines agents were sent.
         public var routedEvaluations = 0
         public var agentPrompts = 0
+        /// S-68: routed evaluations ended because their agent went away,
+        /// and the apps' answers to their agents' prompts refused.
+        public var agentsGone = 0
+        public var appAnswersRefused = 0
     }
 
     func violation(_ text: String) {
@@ -98,6 +102,8 @@ public final class Oracle {
     func countWatchState() { figures.watchStates += 1 }
     func countRoutedEvaluation() { figures.routedEvaluations += 1 }
     func countAgentPrompt() { figures.agentPrompts += 1 }
+    func countAgentGone() { figures.agentsGone += 1 }
+    func countAppAnswerRefused() { figures.appAnswersRefused += 1 }
     func countCombinedPrompt(halfEnded: Bool) {
         if halfEnded { figures.passcodeHalvesEnded += 1 } else { figures.combinedPrompts += 1 }
     }
@@ -168,6 +174,8 @@ extension Oracle.Figures {
         scansJudged += other.scansJudged
         routedEvaluations += other.routedEvaluations
         agentPrompts += other.agentPrompts
+        agentsGone += other.agentsGone
+        appAnswersRefused += other.appAnswersRefused
         for (fault, count) in other.faults { faults[fault, default: 0] += count }
     }
 
@@ -181,7 +189,8 @@ extension Oracle.Figures {
                      ("passcode-jobs", passcodeJobs), ("short-writes", shortWrites), ("split-reads", splitReads),
                      ("watch-states", watchStates), ("combined-prompts", combinedPrompts),
                      ("passcode-halves-ended", passcodeHalvesEnded), ("routed-evaluations", routedEvaluations),
-                     ("agent-prompts", agentPrompts)]
+                     ("agent-prompts", agentPrompts), ("agents-gone", agentsGone),
+                     ("app-answers-refused", appAnswersRefused)]
         for fault in DiskFault.allCases { pairs.append(("fault-" + fault.key, faults[fault] ?? 0)) }
         return "figures " + pairs.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
     }
@@ -197,7 +206,7 @@ extension Oracle.Figures {
         lines.append("free space changed \(spaceChanges) times, requests refused for the space reserve \(reserveRefusals)")
         lines.append("journal trail entries checked \(trailEntries), passcode jobs run \(passcodeJobs), short writes \(shortWrites), reads that split what waited \(splitReads), watch STATE lines judged \(watchStates)")
         lines.append("combined prompts (S-60) \(combinedPrompts), biometric prompts after the passcode half ended \(passcodeHalvesEnded)")
-        lines.append("evaluations prompted by a session agent (S-66) \(routedEvaluations), prompt lines agents were sent \(agentPrompts)")
+        lines.append("evaluations prompted by a session agent (S-66) \(routedEvaluations), prompt lines agents were sent \(agentPrompts), ended as their agent went away (S-68) \(agentsGone), apps' answers to their agents' prompts refused \(appAnswersRefused)")
         for fault in DiskFault.allCases { lines.append("fault: \(fault.rawValue): \(faults[fault] ?? 0)") }
         return lines.joined(separator: "\n")
     }

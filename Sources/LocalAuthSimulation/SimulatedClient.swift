@@ -14,7 +14,10 @@
 // `retry-after` on a biometric one (a v1 client never does). And session
 // agents (S-66, S-67): an app whose evaluation went to an agent hears one
 // `PROMPT kind=agent` and then only the final answer; an agent hears its
-// requests' PROMPT lines and then exactly one DONE each, nothing after it.
+// requests' PROMPT lines and then exactly one DONE each, nothing after it;
+// the app's own `passcode`, `fallback` or `cancel` on a context whose
+// evaluation an agent prompts for is never taken (S-68), and only such an
+// evaluation can end because its agent went away (`reason=agent-gone`).
 import LocalAuthCore
 import LocalAuthProtocol
 
@@ -44,6 +47,11 @@ final class SimulatedClient {
     private var combined: Set<String> = []
     /// S-66: `evaluate` tags whose prompts went to a session agent.
     private var routed: Set<String> = []
+    /// The contexts whose running evaluation a session agent prompts for.
+    var routedContexts: [String] { routed.compactMap { running[$0] }.sorted() }
+    /// S-68: `passcode`/`fallback`/`cancel` tags it sent on a context whose
+    /// every running evaluation was routed when it sent them.
+    private var answersForAgent: Set<String> = []
     /// S-65: the tag of its `register-agent` once answered OK; the
     /// requests it was sent and that have not ended, and those that ended.
     private var agentTag: String?
@@ -70,10 +78,15 @@ final class SimulatedClient {
     private var watching: [String: UserID] = [:]
     private var retiredWatches: Set<String> = []
 
-    init(uid: UserID, isAdmin: Bool, mayAdminister: Bool? = nil) {
+    /// A desktop's agent process (S-65): it registers for its user's
+    /// session as soon as it connects and answers the prompts it is sent.
+    let isDesktopAgent: Bool
+
+    init(uid: UserID, isAdmin: Bool, mayAdminister: Bool? = nil, isDesktopAgent: Bool = false) {
         self.uid = uid
         self.isAdmin = isAdmin
         self.mayAdminister = mayAdminister ?? isAdmin
+        self.isDesktopAgent = isDesktopAgent
     }
 
     func tag() -> String {
@@ -90,6 +103,10 @@ final class SimulatedClient {
         if verb == "evaluate", let ctx { running[tag] = ctx }
         if verb == "evaluate", arguments.contains(where: { $0 == ("prompt", "combined") }) { combined.insert(tag) }
         if verb == "invalidate", let ctx { pendingContext[tag] = Set(running.filter { $0.value == ctx }.keys) }
+        if ["passcode", "fallback", "cancel"].contains(verb), let ctx {
+            let evaluations = running.filter { $0.value == ctx }.keys
+            if !evaluations.isEmpty, evaluations.allSatisfy(routed.contains) { answersForAgent.insert(tag) }
+        }
         if verb == "watch" || verb == "cancel-watch" {
             watchTargets[tag] = arguments.first(where: { $0.0 == "uid" }).flatMap { UserID($0.1) } ?? uid
         }
@@ -160,6 +177,14 @@ final class SimulatedClient {
                 if both || rest.hasPrefix("kind=passcode ") { atPasscode.insert(tag) } else { atPasscode.remove(tag) }
                 return
             }
+            let fields = rest.split(separator: " ")
+            if fields.contains("reason=agent-gone") {
+                // S-68: only an evaluation its agent prompted for, and systemCancel.
+                if !routed.contains(tag) || !fields.contains("name=systemCancel") {
+                    oracle.violation("S-68: \(tag) of uid \(uid) ended with \(status) \(rest.prefix(80)), not routed or not systemCancel")
+                }
+                oracle.countAgentGone()
+            }
             running[tag] = nil
             atPasscode.remove(tag)
             prompted.remove(tag)
@@ -172,6 +197,11 @@ final class SimulatedClient {
             return
         }
         guard let verb = pending.removeValue(forKey: tag) else { return }  // `*` lines, answers to hostile lines
+        if answersForAgent.remove(tag) != nil {
+            // S-68: the prompts are the agent's; the app's answer is refused, never taken.
+            if status == "OK" { oracle.violation("S-68: uid \(uid)'s \(verb) \(tag) on a routed evaluation was taken") }
+            if rest.split(separator: " ").contains("name=permission-denied") { oracle.countAppAnswerRefused() }
+        }
         if verb == "register-agent", status == "OK" {
             if agentTag != nil { oracle.violation("S-65: uid \(uid)'s connection registered as an agent twice") }
             agentTag = tag
@@ -258,6 +288,7 @@ final class SimulatedClient {
         watching.removeAll()
         retiredWatches.removeAll()
         routed.removeAll()
+        answersForAgent.removeAll()
         agentTag = nil
         agentRequests.removeAll()
         endedRequests.removeAll()

@@ -69,6 +69,13 @@ public final class Simulation {
             let mayAdminister = uid == 0 || (configuration.daemon.adminGroup != nil && uid == 1001)
             clients.append(SimulatedClient(uid: uid, isAdmin: uid == 0, mayAdminister: mayAdminister))
         }
+        // A desktop agent of uid 1000 or 1001 (each has a client above):
+        // while it is its session's agent, that user's apps in the session
+        // are prompted by it, and it may go away mid-prompt (S-65..S-68).
+        let desktop: UserID = random.chance(50) ? 1000 : 1001
+        clients.append(SimulatedClient(uid: desktop, isAdmin: false,
+                                       mayAdminister: configuration.daemon.adminGroup != nil && desktop == 1001,
+                                       isDesktopAgent: true))
         for uid in Self.users where uid != 0 { passcodes.set("pass-\(uid)", for: uid) }
         let clock = SimulatedClock(wall: 1_700_000_000 * Timestamp.second, boot: 5 * Timestamp.second, monotonic: 5_000_000_000)
         boot(state: AuthState(), lastSeq: 0, clock: clock) { authenticator, now in
@@ -138,8 +145,9 @@ public final class Simulation {
     private func connect(_ client: SimulatedClient) {
         nextPid += 1
         // logind (S-65): most processes are in one of their user's two
-        // sessions, some in another user's (su), some in none.
-        switch random.below(10) {
+        // sessions, some in another user's (su), some in none; a desktop
+        // agent is in its user's first session, mostly.
+        switch client.isDesktopAgent && random.chance(90) ? 0 : random.below(10) {
         case 0..<4: daemon.sessionOfPid[nextPid] = ("s\(client.uid)", client.uid)
         case 4..<7: daemon.sessionOfPid[nextPid] = ("t\(client.uid)", client.uid)
         case 7: daemon.sessionOfPid[nextPid] = ("s1000", 1000)
@@ -150,7 +158,10 @@ public final class Simulation {
     }
 
     private func clientActs() {
-        let client = random.pick(clients)
+        // A person answers the prompt in front of them before the timeout,
+        // mostly: an agent that was sent one acts more often (S-66..S-68).
+        let prompted = clients.filter { $0.connection != nil && !$0.agentRequests.isEmpty }
+        let client = !prompted.isEmpty && random.chance(25) ? random.pick(prompted) : random.pick(clients)
         guard client.connection != nil else { return connect(client) }
         if !client.partial.isEmpty {
             // The rest of a line it began sending.
@@ -268,7 +279,9 @@ public final class Simulation {
     private func disconnect() {
         let connected = clients.filter { $0.connection != nil }
         guard !connected.isEmpty else { return }
-        let client = random.pick(connected)
+        // S-68: now and then an agent that has a prompt open goes away.
+        let prompting = connected.filter { !$0.agentRequests.isEmpty }
+        let client = !prompting.isEmpty && random.chance(30) ? random.pick(prompting) : random.pick(connected)
         let reset = random.chance(50)
         trace("uid \(client.uid) \(reset ? "resets" : "closes") its connection")
         daemon.hangUp(client, reset: reset)

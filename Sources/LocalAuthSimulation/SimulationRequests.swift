@@ -8,19 +8,33 @@ import LocalAuthCore
 extension Simulation {
     /// One write's worth: one request line, or a few pipelined.
     func line(for client: SimulatedClient) -> [UInt8] {
-        // S-65, S-66: a client becomes its session's agent now and then, and
-        // asks for its session's agent on one of its contexts.
-        if !client.isAgent, random.chance(8) { return client.request("register-agent") }
-        if let ctx = client.contexts.last, random.chance(8) { return client.request("set", [("ctx", ctx), ("prompt", "agent")]) }
-        // A session agent answers a prompt it was sent (S-68), by request number.
-        if let number = client.agentRequests.sorted().first, random.chance(40) {
-            switch random.below(10) {
-            case 0..<6:
+        // A session agent answers a prompt it was sent (S-68), by request
+        // number, mostly; now and then it goes away instead (its session
+        // ends, it crashes): the app's evaluation ends with agent-gone.
+        if let number = client.agentRequests.sorted().first, random.chance(client.isDesktopAgent ? 80 : 50) {
+            switch random.below(20) {
+            case 0..<10:
                 let secret = random.chance(40) ? (passcodes.passcode(of: client.uid) ?? "") : "wrong-\(random.below(3))"
                 return client.request("passcode", [("request", number), ("secret", secret)])
-            case 6..<8: return client.request("cancel", [("request", number)])
-            case 8: return client.request("fallback", [("request", number)])
-            default: return client.request("cancel", [("request", String(random.below(50)))])
+            case 10..<13: return client.request("cancel", [("request", number)])
+            case 13..<15: return client.request("fallback", [("request", number)])
+            case 15: return client.request("cancel", [("request", String(random.below(50)))])
+            default: return client.request("quit")
+            }
+        }
+        // S-65, S-66: a client becomes its session's agent now and then, and
+        // asks for its session's agent on one of its contexts.
+        if !client.isAgent, random.chance(client.isDesktopAgent ? 60 : client.contexts.isEmpty ? 25 : 8) {
+            return client.request("register-agent")
+        }
+        if let ctx = client.contexts.last, random.chance(8) { return client.request("set", [("ctx", ctx), ("prompt", "agent")]) }
+        // S-68: the app answers a prompt that its session's agent shows
+        // (refused; a passcode recorded and never checked).
+        if let ctx = client.routedContexts.first, random.chance(25) {
+            switch random.below(4) {
+            case 0, 1: return client.request("passcode", [("ctx", ctx), ("secret", passcodes.passcode(of: client.uid) ?? "x")])
+            case 2: return client.request("fallback", [("ctx", ctx)])
+            default: return client.request("cancel", [("ctx", ctx)])
             }
         }
         // Several evaluations at their passcode prompt, answered at once
@@ -65,7 +79,10 @@ extension Simulation {
             // S-60: touch or type, mostly for policy 2 (the others ignore it).
             var arguments = [("ctx", ctx), ("policy", policy), ("reason", "sim")]
             if random.chance(policy == "owner" ? 60 : 15) { arguments.append(("prompt", "combined")) }
-            return client.request("evaluate", arguments)
+            // S-66: as LAContext does, often asks for the session's agent
+            // first, in the same write.
+            let asks = random.chance(40) ? client.request("set", [("ctx", ctx), ("prompt", "agent")]) : []
+            return asks + client.request("evaluate", arguments)
         case 45..<57:
             let secret = random.chance(40) ? passcode : "wrong-\(random.below(3))"
             let target = client.running.first { client.atPasscode.contains($0.key) }?.value ?? ctx

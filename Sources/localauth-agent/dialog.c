@@ -7,7 +7,10 @@
 #include "dialog.h"
 
 #include <glib/gi18n.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "display.h"
 
 /* LOCALAUTH_AGENT_TRACE=1: one line on standard output each time the
  * dialog changes, saying what it shows (the tests read it; an X screen has
@@ -72,6 +75,21 @@ static gboolean on_escape(GtkWidget *widget, GVariant *arguments, gpointer data)
     (void)arguments;
     on_cancel(NULL, data);
     return TRUE;
+}
+
+/* Text the dialog did not write (the app's words, the names of the app) in
+ * GLib's memory, escaped (display.h, S-69): g_free() it. */
+static char *shown_text(const char *text) {
+    char *escaped = agent_display_text(text ? text : "");
+    char *copy = g_strdup(escaped ? escaped : "");
+    free(escaped);
+    return copy;
+}
+
+static void set_shown_label(GtkWidget *widget, const char *text) {
+    char *escaped = shown_text(text);
+    gtk_label_set_text(GTK_LABEL(widget), escaped);
+    g_free(escaped);
 }
 
 static GtkWidget *label(const char *css_class, gboolean wrap) {
@@ -168,9 +186,9 @@ void agent_dialog_prompt(struct agent_dialog *dialog, const struct agent_prompt 
     gboolean reads_finger = strcmp(prompt->kind, "passcode") != 0;
     dialog->takes_password = strcmp(prompt->kind, "biometric") != 0;
 
-    gtk_label_set_text(GTK_LABEL(dialog->reason), prompt->reason);
+    set_shown_label(dialog->reason, prompt->reason);
     if (reads_finger) {
-        gtk_label_set_text(GTK_LABEL(dialog->state), finger_state(prompt));
+        set_shown_label(dialog->state, finger_state(prompt));
     } else if (prompt->message && strstr(prompt->message, "locked out")) {
         gtk_label_set_text(GTK_LABEL(dialog->state), _("Locked out: use your password"));
     } else {
@@ -198,9 +216,15 @@ void agent_dialog_prompt(struct agent_dialog *dialog, const struct agent_prompt 
     gboolean default_cancel = !prompt->cancel || strcmp(prompt->cancel, "Cancel") == 0;
     if (default_cancel) gtk_button_set_use_underline(GTK_BUTTON(dialog->cancel), TRUE);
     else gtk_button_set_use_underline(GTK_BUTTON(dialog->cancel), FALSE);
-    gtk_button_set_label(GTK_BUTTON(dialog->cancel), default_cancel ? _("_Cancel") : prompt->cancel);
+    char *cancel = default_cancel ? g_strdup(_("_Cancel")) : shown_text(prompt->cancel);
+    gtk_button_set_label(GTK_BUTTON(dialog->cancel), cancel);
+    g_free(cancel);
     gtk_widget_set_visible(dialog->fallback, prompt->fallback != NULL);
-    if (prompt->fallback) gtk_button_set_label(GTK_BUTTON(dialog->fallback), prompt->fallback);
+    if (prompt->fallback) {
+        char *fallback = shown_text(prompt->fallback);
+        gtk_button_set_label(GTK_BUTTON(dialog->fallback), fallback);
+        g_free(fallback);
+    }
 
     gtk_window_present(GTK_WINDOW(dialog->window));
     if (dialog->takes_password) gtk_widget_grab_focus(dialog->entry);
@@ -229,23 +253,30 @@ static void trace(struct agent_dialog *dialog) {
 
 void agent_dialog_app(struct agent_dialog *dialog, const struct agent_app *app) {
     if (app->icon) gtk_image_set_from_gicon(GTK_IMAGE(dialog->icon), app->icon);
-    char *heading = app->name ? g_strdup_printf(_("%s wants you to authenticate"), app->name)
-                              : g_strdup(_("An unknown application wants you to authenticate"));
+    /* A .desktop name and a program's path are chosen by whoever installed
+     * the app, and shown escaped as the app's words are. */
+    char *name = app->name ? shown_text(app->name) : NULL;
+    char *heading = name ? g_strdup_printf(_("%s wants you to authenticate"), name)
+                         : g_strdup(_("An unknown application wants you to authenticate"));
     gtk_label_set_text(GTK_LABEL(dialog->name), heading);
     g_free(heading);
+    g_free(name);
     const struct la_app_identity *identity = &app->identity;
+    char *exe = shown_text(identity->exe), *flatpak = shown_text(identity->flatpak_id);
     char *detail;
     if (!identity->known) {
         detail = g_strdup_printf(_("Unknown program: %s"), identity->problem);
     } else if (identity->flatpak_id[0]) {
-        detail = g_strdup_printf(_("%s (Flatpak %s)"), identity->exe, identity->flatpak_id);
+        detail = g_strdup_printf(_("%s (Flatpak %s)"), exe, flatpak);
     } else if (!identity->exe_verified) {
-        detail = g_strdup_printf(_("%s (inside its own file system)"), identity->exe);
+        detail = g_strdup_printf(_("%s (inside its own file system)"), exe);
     } else {
-        detail = g_strdup(identity->exe);
+        detail = g_strdup(exe);
     }
     gtk_label_set_text(GTK_LABEL(dialog->program), detail);
     g_free(detail);
+    g_free(exe);
+    g_free(flatpak);
     trace(dialog);
 }
 

@@ -2,7 +2,10 @@
 // in a logind session of dbusmock's, it registers, and an app's evaluation in
 // that session opens its dialog with the app's name, program and reason; a
 // simulated finger match closes it with success, a password typed with
-// xdotool succeeds, Escape gives userCancel. A screenshot of the dialog is
+// xdotool succeeds, Cancel (from the keyboard: its mnemonic) and Escape give
+// userCancel, and the fingerprint line follows the sensor (Try again, then
+// Locked out: use your password); the app's words are shown escaped (a line
+// feed, a bidi override: S-69). A screenshot of the dialog is
 // kept (LOCALAUTH_ARTIFACTS, else /tmp/localauthd-artifacts), and the
 // agent's memory holds no password afterwards. The dialog's texts are read
 // from its LOCALAUTH_AGENT_TRACE lines (an X screen has none to read back).
@@ -43,7 +46,8 @@ final class DesktopAgentTests: XCTestCase {
                          stdoutPath: displayFile, stderrPath: mock.directory.path + "/xvfb.log")
         XCTAssertTrue(waitUntil { readText(displayFile).hasSuffix("\n") }, "Xvfb did not start: \(readText(mock.directory.path + "/xvfb.log"))")
         display = ":" + readText(displayFile).trimmingCharacters(in: .whitespacesAndNewlines)
-        daemon = try DaemonProcess(configuration: DaemonProcess.defaultConfiguration + "LogindBus=\(mock.bus)\n")
+        // Two failed readings lock biometry out (S-1), within one evaluation.
+        daemon = try DaemonProcess(configuration: DaemonProcess.defaultConfiguration + "LogindBus=\(mock.bus)\nLockoutThreshold=2\n")
         let admin = try daemon.connect()
         XCTAssertOK(try admin.request("p set-passcode secret=\"\(Self.password)\""))
         XCTAssertOK(try admin.request("e enroll uid=0"))
@@ -104,10 +108,10 @@ final class DesktopAgentTests: XCTestCase {
     func shown() -> String { readText(agentOutput).split(separator: "\n").last { $0.hasPrefix("dialog ") }.map(String.init) ?? "" }
 
     /// An app's evaluation, in session c9, that asked for the agent.
-    func evaluate(_ policy: String, reason: String) throws -> Client {
+    func evaluate(_ policy: String, reason: String, cancelTitle: String? = "Not now") throws -> Client {
         let app = try daemon.connect()
         let ctx = try XCTUnwrap(try app.request("n new")["ctx"])
-        XCTAssertOK(try app.request("s set ctx=\(ctx) prompt=agent cancel-title=\"Not now\""))
+        XCTAssertOK(try app.request("s set ctx=\(ctx) prompt=agent" + (cancelTitle.map { " cancel-title=\"\($0)\"" } ?? "")))
         try app.send("e evaluate ctx=\(ctx) policy=\(policy) reason=\"\(reason)\"")
         XCTAssertEqual(try app.nextLine(tag: "e"), "e PROMPT kind=agent")
         return app
@@ -152,13 +156,47 @@ final class DesktopAgentTests: XCTestCase {
     }
 
     func test_S29_escapeInTheDialogIsUserCancel() throws {
-        let app = try evaluate("owner", reason: "Delete the backups")
+        // S-69: a reason that tries to add a line and reverse the text is shown escaped.
+        let app = try evaluate("owner", reason: "Delete the backups\\nSystem Update \u{202E}gpj.exe")
         let window = try dialogWindow()
+        XCTAssertTrue(waitUntil { shown().contains("reason=") }, shown())
+        XCTAssertTrue(shown().contains(#"reason="Delete the backups\\u000aSystem Update \\u202egpj.exe""#), shown())
         _ = try xdotool(["windowfocus", "--sync", window])
         _ = try xdotool(["key", "Escape"])
         let end = try app.next(tag: "e")
         XCTAssertEqual(end.errorName, "userCancel")
         XCTAssertTrue(try waitUntil { try xdotool(["search", "--onlyvisible", "--name", "Authentication Required"]).isEmpty })
+    }
+
+    func test_S29_theCancelButtonIsUserCancel_andTheKeyboardReachesIt() throws {
+        let app = try evaluate("owner", reason: "Rotate the keys", cancelTitle: nil)
+        let window = try dialogWindow()
+        XCTAssertTrue(waitUntil { shown().contains("password=shown") }, shown())
+        XCTAssertTrue(shown().contains("cancel=\"_Cancel\""), "GTK's mnemonic on the default title: \(shown())")
+        // Alt+C, the button's mnemonic, from the password field that has the focus.
+        _ = try xdotool(["windowfocus", "--sync", window])
+        _ = try xdotool(["key", "alt+c"])
+        XCTAssertEqual(try app.next(tag: "e").errorName, "userCancel", readText(agentOutput))
+        XCTAssertTrue(try waitUntil { try xdotool(["search", "--onlyvisible", "--name", "Authentication Required"]).isEmpty })
+    }
+
+    func test_S27_S60_theFingerprintLineSaysTryAgain_thenLockedOutUseYourPassword() throws {
+        let app = try evaluate("owner", reason: "Open the safe")
+        _ = try dialogWindow()
+        XCTAssertTrue(waitUntil { shown().contains("state=\"Touch the sensor\"") && shown().contains("password=shown") }, shown())
+        let admin = try daemon.connect()
+        XCTAssertOK(try admin.request("f sensor uid=0 result=nomatch"))
+        XCTAssertTrue(waitUntil { shown().contains("state=\"Try again\"") }, "after a no match: \(shown())")
+        XCTAssertTrue(shown().contains("password=shown"), "the password is still on offer: \(shown())")
+        // The second no match locks biometry out (LockoutThreshold=2): the password alone.
+        XCTAssertOK(try admin.request("g sensor uid=0 result=nomatch"))
+        XCTAssertTrue(waitUntil { shown().contains("state=\"Locked out: use your password\"") }, "after the lockout: \(shown())")
+        XCTAssertTrue(shown().contains("password=shown"), shown())
+        try keepScreenshot(named: "localauth-agent-locked-out.png")
+        _ = try xdotool(["windowfocus", "--sync", try dialogWindow()])
+        _ = try xdotool(["type", "--delay", "20", Self.password])
+        _ = try xdotool(["key", "Return"])
+        XCTAssertEqual(try app.next(tag: "e")["method"], "passcode", readText(agentOutput))
     }
 
     func test_S67_anInstalledAppIsNamedAndShownByItsDesktopFile() throws {

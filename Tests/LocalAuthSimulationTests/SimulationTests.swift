@@ -38,7 +38,8 @@ final class SimulationTests: XCTestCase {
         for figure in ["restarts", "reopens", "clean-stops", "failures-revealed", "evaluations-answered",
                        "can-evaluates", "torn-tails", "refused-while-failed", "log-failures", "hostile-lines",
                        "trail-entries", "check-runs", "passcode-jobs", "short-writes", "split-reads",
-                       "space-changes", "reserve-refusals", "watch-states", "combined-prompts", "passcode-halves-ended"] {
+                       "space-changes", "reserve-refusals", "watch-states", "combined-prompts", "passcode-halves-ended",
+                       "routed-evaluations", "agent-prompts", "agents-gone", "app-answers-refused"] {
             XCTAssertGreaterThan(run.figures[figure] ?? 0, 0, figure)
         }
         for fault in DiskFault.allCases {

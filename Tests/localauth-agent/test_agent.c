@@ -1,5 +1,6 @@
 /* The session agents' C pieces, as hostile input meets them: the desktop
- * agent's reply parser and request builder (wire.c), the Flatpak id reader
+ * agent's reply parser and request builder (wire.c), its escaping of the
+ * text it shows (display.c, S-69), the Flatpak id reader
  * and grammar (app_identity.c, S-67), and the identity of this very process
  * and of a pid that is not the process the daemon pinned. */
 #define _GNU_SOURCE
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "app_identity.h"
+#include "display.h"
 #include "wire.h"
 
 static int failures;
@@ -50,6 +52,34 @@ static void test_wire(void) {
     const char *bad[] = {"secret", "bell\x07", NULL};
     CHECK(agent_request(out, sizeof out, "g2", "passcode", bad) < 0, "a control character that cannot be quoted is refused");
     CHECK(agent_request(out, 12, "g3", "passcode", pairs) < 0, "a request that does not fit is refused");
+}
+
+static int shows(const char *text, const char *expected) {
+    char *escaped = agent_display_text(text);
+    int same = escaped && strcmp(escaped, expected) == 0;
+    if (!same) printf("# shown: %s\n", escaped ? escaped : "(null)");
+    free(escaped);
+    return same;
+}
+
+static void test_display(void) {
+    CHECK(shows("Unlock your notes", "Unlock your notes"), "plain text is shown as it is");
+    CHECK(shows("Caf\xc3\xa9 \xe2\x9c\x93", "Caf\xc3\xa9 \xe2\x9c\x93"), "UTF-8 letters and symbols are kept");
+    CHECK(shows("Update\n\nSystem: verified", "Update\\u000a\\u000aSystem: verified"), "a line feed cannot add a line");
+    CHECK(shows("\x1b[2Jx\x7f", "\\u001b[2Jx\\u007f"), "C0 controls and DEL are escaped");
+    CHECK(shows("\xc2\x9b" "31m", "\\u009b31m"), "a C1 control (CSI) is escaped");
+    CHECK(shows("gpj.\xe2\x80\xae" "exe", "gpj.\\u202eexe"), "a right-to-left override is escaped");
+    CHECK(shows("\xe2\x81\xa6" "a\xe2\x81\xa9\xd8\x9c\xe2\x80\x8f\xe2\x80\xa8",
+                "\\u2066a\\u2069\\u061c\\u200f\\u2028"), "isolates, ALM, RLM and the line separator are escaped");
+    CHECK(shows("bad\xff\xc0\xaf" "end\xed\xa0\x80", "bad\\xff\\xc0\\xafend\\xed\\xa0\\x80"),
+          "bytes that are not UTF-8 (overlong, surrogate) are shown as bytes");
+    CHECK(shows("cut\xe2\x80", "cut\\xe2\\x80"), "a truncated sequence at the end is shown as bytes");
+    char worst[64 + 1];
+    memset(worst, 0x01, 64);
+    worst[64] = '\0';
+    char *escaped = agent_display_text(worst);
+    CHECK(escaped && strlen(escaped) == 64 * 6, "the worst case fits its buffer (six bytes out per byte in)");
+    free(escaped);
 }
 
 static int app_id(const char *info, char *id) { return la_flatpak_info_app_id(info, strlen(info), id, LA_FLATPAK_ID_MAX); }
@@ -111,6 +141,7 @@ static void test_identity(void) {
 
 int main(void) {
     test_wire();
+    test_display();
     test_flatpak();
     test_identity();
     printf("%s\n", failures ? "FAILED" : "all passed");

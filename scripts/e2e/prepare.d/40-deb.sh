@@ -1,5 +1,6 @@
 # Host side of the Debian package check (checks.d/40-deb.sh): puts
-# localauthd_*.deb (and libpam-localauth_*.deb) into the container's /e2e/deb/. scripts/test builds the
+# localauthd_*.deb (and libpam-localauth_*.deb, localauth-agent_*.deb:
+# checks.d/65-agent.sh) into the container's /e2e/deb/. scripts/test builds the
 # package (and runs lintian) before the e2e run; a package older than the
 # release binaries is built again from them (scripts/build-deb --bin-dir).
 set -euo pipefail
