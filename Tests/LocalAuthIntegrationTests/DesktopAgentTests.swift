@@ -3,7 +3,7 @@
 // that session opens its dialog with the app's name, program and reason; a
 // simulated finger match closes it with success, a password typed with
 // xdotool succeeds, Cancel (from the keyboard: its mnemonic) and Escape give
-// userCancel, and the fingerprint line follows the sensor (Try again, then
+// userCancel, the app's fallback title is a button after a miss (userFallback), and the fingerprint line follows the sensor (Try again, then
 // Locked out: use your password); the app's words are shown escaped (a line
 // feed, a bidi override: S-69). A screenshot of the dialog is
 // kept (LOCALAUTH_ARTIFACTS, else /tmp/localauthd-artifacts), and the
@@ -177,6 +177,27 @@ final class DesktopAgentTests: XCTestCase {
         _ = try xdotool(["windowfocus", "--sync", window])
         _ = try xdotool(["key", "alt+c"])
         XCTAssertEqual(try app.next(tag: "e").errorName, "userCancel", readText(agentOutput))
+        XCTAssertTrue(try waitUntil { try xdotool(["search", "--onlyvisible", "--name", "Authentication Required"]).isEmpty })
+    }
+
+    func test_S27_theAppsFallbackTitleIsAButtonAfterAMiss_andChoosingItIsUserFallback() throws {
+        let app = try daemon.connect()
+        let ctx = try XCTUnwrap(try app.request("n new")["ctx"])
+        XCTAssertOK(try app.request("s set ctx=\(ctx) prompt=agent fallback-title=\"Use Master Password\""))
+        try app.send("e evaluate ctx=\(ctx) policy=biometrics reason=\"Open the vault\"")
+        XCTAssertEqual(try app.nextLine(tag: "e"), "e PROMPT kind=agent")
+        let window = try dialogWindow()
+        XCTAssertTrue(waitUntil { shown().contains("state=\"Touch the sensor\"") }, shown())
+        XCTAssertTrue(shown().hasSuffix(" fallback=-"), "no fallback on the first prompt (S-27): \(shown())")
+        let admin = try daemon.connect()
+        XCTAssertOK(try admin.request("f sensor uid=0 result=nomatch"))
+        XCTAssertTrue(waitUntil { shown().hasSuffix(" fallback=Use Master Password") }, "after a miss: \(shown())")
+        XCTAssertTrue(shown().contains("password=hidden"), "policy 1 takes no password: \(shown())")
+        // The keyboard: the fallback button has the focus; space presses it.
+        _ = try xdotool(["windowfocus", "--sync", window])
+        _ = try xdotool(["key", "space"])
+        let end = try app.next(tag: "e")
+        XCTAssertEqual(end.errorName, "userFallback", readText(agentOutput))
         XCTAssertTrue(try waitUntil { try xdotool(["search", "--onlyvisible", "--name", "Authentication Required"]).isEmpty })
     }
 
