@@ -104,15 +104,6 @@ package enum DaemonLog {
         write(.info, message, id: id, fields: fields)
     }
 
-    /// LOCALAUTH_UID / LOCALAUTH_CONTEXT / LOCALAUTH_SEQ, those that apply.
-    static func fields(uid: UserID?, context: ContextID?, seq: UInt64) -> [(String, String)] {
-        var fields: [(String, String)] = []
-        if let uid { fields.append(("LOCALAUTH_UID", String(uid))) }
-        if let context { fields.append(("LOCALAUTH_CONTEXT", context.hex)) }
-        if seq > 0 { fields.append(("LOCALAUTH_SEQ", String(seq))) }
-        return fields
-    }
-
     /// At start: when the newest record is `log-repaired` (written by
     /// `localauthctl repair` while the daemon was stopped), journal it.
     static func reportRepair(_ log: EventLog, lastSeq: UInt64) {

@@ -37,6 +37,12 @@ extension ServerCore {
     func deliver(_ event: Event, seq: UInt64 = 0) {
         // S-7: a new passcode or a reset starts the repeat memory afresh.
         passcodeJobs.fold(event.body)
+        // The journal's trail first (an evaluation's end before its answer).
+        authenticator.read { state in
+            trail.note(event, seq: seq, in: state) { entry, afterDurable in
+                afterDurable ? journalAfterDurable(entry) : actions.append(.journal(entry))
+            }
+        }
         switch event.body {
         case .promptsRouted(_, let ctx, _, let route):
             promptsRouted(ctx, route)
@@ -71,7 +77,6 @@ extension ServerCore {
             if scans, sensor.hold(uid, writer.bytes, for: connection) { return }
             send(writer.bytes, to: connection)
         case .evaluationSucceeded(let uid, let ctx, _, let method):
-            journalEvaluationEnd(uid: uid, ctx: ctx, seq: seq, method: method, failure: nil)
             if !agents.isEmpty, let destination = agents.close(ctx) { sendAgentDone(destination, result: "success") }
             if !pendingRights.isEmpty { rightEvaluationSucceeded(ctx, method: method) }
             guard let (connection, tag) = evaluationOwner(ctx) else { return }
@@ -95,8 +100,7 @@ extension ServerCore {
             }
             writer.endLine()
             send(writer.bytes, to: connection)
-        case .evaluationFailed(let uid, let ctx, _, let failure):
-            journalEvaluationEnd(uid: uid, ctx: ctx, seq: seq, method: nil, failure: failure)
+        case .evaluationFailed(_, let ctx, _, let failure):
             if !agents.isEmpty, let destination = agents.close(ctx) { sendAgentDone(destination, result: failure.code.wireName) }
             if !pendingRights.isEmpty { rightEvaluationFailed(ctx) }
             guard let (connection, tag) = evaluationOwner(ctx) else { return }
@@ -105,93 +109,13 @@ extension ServerCore {
             writer.bytes.removeAll(keepingCapacity: true)
             appendFailure(tag: tag, failure, biometry: nil)
             send(writer.bytes, to: connection)
-        case .biometricFailed(let uid, let ctx, _):
-            let user = authenticator.state.user(uid)
-            if user.biometryLockedOut { lockedOut.insert(uid) }
-            if user.biometryLockedOut, user.biometricFailures == authenticator.state.rules.lockoutThreshold {
-                let failures = user.biometricFailures
-                journalAfterDurable(JournalEntry(.notice, "Biometry locked out for uid \(uid) after \(failures) failures.",
-                                     id: .lockoutEngaged, fields: DaemonLog.fields(uid: uid, context: ctx, seq: seq)))
-            }
-        case .passcodeRejected(let uid, let ctx, _, true):
-            // The failure that reached MaxPasscodeFailures set the lock (S-6),
-            // whether or not biometry was already locked out (which had put
-            // the uid in `lockedOut` without a word about the passcode).
-            let user = authenticator.state.user(uid)
-            if user.adminLocked { lockedOut.insert(uid) }
-            if user.adminLocked, user.passcodeFailures == authenticator.state.rules.maxPasscodeFailures {
-                journalAfterDurable(JournalEntry(.notice, "Passcode locked for uid \(uid) until an administrator resets it.",
-                                     id: .lockoutEngaged, fields: DaemonLog.fields(uid: uid, context: ctx, seq: seq)))
-            }
-            let retry = authenticator.state.passcodeRetryAfter(uid, now: event.time)
-            if retry > 0 {
-                journalAfterDurable(JournalEntry(.notice, "Passcode entry disabled for uid \(uid) for \(retry) s.", id: .passcodeBackoff,
-                                     fields: DaemonLog.fields(uid: uid, context: ctx, seq: seq)))
-            }
-        case .passcodeAccepted(let uid, let ctx, _):
-            liftLockout(uid, context: ctx, seq: seq, why: "the passcode was entered")
-        case .userReset(let uid, let by):
-            journal(.notice, "Administrator \(by) reset uid \(uid).", id: .adminReset,
-                             fields: DaemonLog.fields(uid: uid, context: nil, seq: seq) + [("LOCALAUTH_BY", String(by))])
-            liftLockout(uid, context: nil, seq: seq, why: "administrator \(by) reset the user")
         case .contextCreated(_, let ctx, _, let origin) where origin.isOnBehalf:
-            onBehalfOrigins[ctx] = origin
             noteOrigin(ctx, origin)
         case .contextInvalidated(_, let ctx, _):
-            onBehalfOrigins[ctx] = nil
             noteOrigin(ctx, nil)
-        case .enrollmentChanged(let uid, let templates, let by, _, _):
-            journalAccountChange("The enrollment of uid \(uid) changed: \(templates.count) template(s), by uid \(by).",
-                                 uid: uid, by: by, seq: seq, change: "enrollment")
-        case .passcodeChanged(let uid, let set, let by):
-            journalAccountChange("The passcode of uid \(uid) was \(set ? "set" : "removed") by uid \(by).",
-                                 uid: uid, by: by, seq: seq, change: set ? "passcode-set" : "passcode-removed")
-        case .deviceUnlocked(let uid, let by):
-            journalAccountChange("A device unlock of uid \(uid) was reported by uid \(by).",
-                                 uid: uid, by: by, seq: seq, change: "unlocked")
         default:
             break
         }
-    }
-
-    /// Every evaluation's end reaches the journal (the authentication trail):
-    /// the user, the context, the method or the LAError; a failure only
-    /// once it is durable (S-40). Never a secret: the reason text the app
-    /// gave is not sent either.
-    func journalEvaluationEnd(uid: UserID, ctx: ContextID, seq: UInt64, method: SuccessMethod?, failure: Failure?) {
-        var fields = DaemonLog.fields(uid: uid, context: ctx, seq: seq)
-        if let origin = onBehalfOrigins[ctx] {
-            if let caller = origin.caller { fields.append(("LOCALAUTH_CALLER", String(caller))) }
-            if let service = origin.service { fields.append(("LOCALAUTH_SERVICE", service)) }
-            if let tty = origin.tty { fields.append(("LOCALAUTH_TTY", tty)) }
-            if let rhost = origin.rhost { fields.append(("LOCALAUTH_RHOST", rhost)) }
-        }
-        let via = onBehalfOrigins[ctx]?.service.map { " via \($0)" } ?? ""
-        if let method {
-            fields += [("LOCALAUTH_RESULT", "success"), ("LOCALAUTH_METHOD", method.rawValue)]
-            journalAfterDurable(JournalEntry(.info, "Authentication succeeded for uid \(uid)\(via) (\(method.rawValue)).",
-                               id: .evaluationSucceeded, fields: fields))
-        } else if let failure {
-            fields += [("LOCALAUTH_RESULT", failure.code.wireName), ("LOCALAUTH_CODE", String(failure.code.rawValue))]
-            if let reason = failure.reason { fields.append(("LOCALAUTH_REASON", reason)) }
-            journalAfterDurable(JournalEntry(.notice, "Authentication failed for uid \(uid)\(via): \(failure.code.wireName) (\(failure.code.rawValue)).",
-                                 id: .evaluationFailed, fields: fields))
-        }
-    }
-
-    /// An enrollment, passcode or unlock change, with who made it.
-    func journalAccountChange(_ message: String, uid: UserID, by: UserID, seq: UInt64, change: String) {
-        let fields = DaemonLog.fields(uid: uid, context: nil, seq: seq)
-            + [("LOCALAUTH_BY", String(by)), ("LOCALAUTH_CHANGE", change)]
-        journalAfterDurable(JournalEntry(.notice, message, id: .accountChanged, fields: fields))
-    }
-
-    /// Journals "lockout lifted" when `uid` was locked out and no longer is.
-    func liftLockout(_ uid: UserID, context: ContextID?, seq: UInt64, why: String) {
-        let user = authenticator.state.user(uid)
-        guard !user.biometryLockedOut, !user.adminLocked, lockedOut.remove(uid) != nil else { return }
-        journal(.notice, "Lockout lifted for uid \(uid): \(why).", id: .lockoutLifted,
-                         fields: DaemonLog.fields(uid: uid, context: context, seq: seq))
     }
 
     /// The connection that runs `ctx`'s evaluation, and its tag; nil when

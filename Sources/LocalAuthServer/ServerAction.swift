@@ -63,6 +63,15 @@ package struct JournalEntry {
         self.id = id
         self.fields = fields
     }
+
+    /// LOCALAUTH_UID / LOCALAUTH_CONTEXT / LOCALAUTH_SEQ, those that apply.
+    static func fields(uid: UserID?, context: ContextID?, seq: UInt64) -> [(String, String)] {
+        var fields: [(String, String)] = []
+        if let uid { fields.append(("LOCALAUTH_UID", String(uid))) }
+        if let context { fields.append(("LOCALAUTH_CONTEXT", context.hex)) }
+        if seq > 0 { fields.append(("LOCALAUTH_SEQ", String(seq))) }
+        return fields
+    }
 }
 
 /// A loop turn's time, read by the shell once after epoll returns.

@@ -57,12 +57,8 @@ package final class ServerCore {
     /// The sensor as the core sees it: scans asked for, PROMPT lines held
     /// for a real reader, the reader's state (SensorPrompts.swift).
     var sensor = SensorPrompts()
-    /// Users locked out (biometry or admin lock), for STATUS= and the
-    /// lockout-lifted journal entry.
-    var lockedOut: Set<UserID> = []
-    /// The PAM service, tty and remote host of open on-behalf contexts (S-42),
-    /// for the journal entry at each evaluation's end (Replies.swift).
-    var onBehalfOrigins: [ContextID: ContextOrigin] = [:]
+    /// The journal's authentication trail (AuthenticationTrail.swift).
+    var trail: AuthenticationTrail
     /// Set by `received` when the bytes it was given held (or may hold) a
     /// secret: the shell wipes its read buffer (S-50).
     var lastInputHeldSecret = false
@@ -115,7 +111,7 @@ package final class ServerCore {
         self.passcodes = passcodes
         self.version = version
         self.daemonUID = daemonUID
-        lockedOut = Set(authenticator.state.users.compactMap { $0.value.biometryLockedOut || $0.value.adminLocked ? $0.key : nil })
+        trail = AuthenticationTrail(authenticator.state)
         whereabouts.settings = Whereabouts.Settings(configuration.biometry)
     }
 
@@ -247,7 +243,7 @@ package final class ServerCore {
     var statusLine: String {
         if let failure = authenticator.recorder.failure { return "Failing closed: the event log cannot record events (\(failure))" }
         return "Serving \(connections.count) connections, \(authenticator.state.contexts.count) contexts, "
-            + "\(lockedOut.count) users locked out, log seq \(authenticator.recorder.lastSeq)"
+            + "\(trail.lockedOut.count) users locked out, log seq \(authenticator.recorder.lastSeq)"
     }
 
 }

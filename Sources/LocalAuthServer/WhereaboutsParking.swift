@@ -19,7 +19,7 @@ extension ServerCore {
     /// true when `request` now waits for logind (it runs again when let go).
     func parkedForWhereabouts(_ request: Request, ctx: ContextID, policy: Policy, _ connection: Connection.ID) -> Bool {
         guard policy.dependsOnFingers, !isStopping, let port = logindPort, whereabouts.logindPresent,
-              let wait = whereabouts.wait(for: connection, rhost: onBehalfOrigins[ctx]?.rhost, now: turn.monotonic) else {
+              let wait = whereabouts.wait(for: connection, rhost: trail.origin(of: ctx)?.rhost, now: turn.monotonic) else {
             return false
         }
         parked.waitForLogind(ParkedRequest(connection: connection, request: request, stamp: parked.lineStamp), wait.question)
@@ -36,7 +36,7 @@ extension ServerCore {
     /// Why biometry is unavailable to this client now (S-61..S-63), or nil.
     func biometryBlock(_ ctx: ContextID, _ connection: Connection.ID) -> BiometryBlock? {
         guard whereabouts.mayBlock else { return nil }
-        return whereabouts.block(for: connection, rhost: onBehalfOrigins[ctx]?.rhost, reader: sensor.readerName)
+        return whereabouts.block(for: connection, rhost: trail.origin(of: ctx)?.rhost, reader: sensor.readerName)
     }
 
     func logindSessionAnswered(_ connection: Connection.ID, _ lookup: SessionLookup) {

@@ -31,7 +31,7 @@ extension ServerCore {
                 return reply(connection, request.tag, ProtocolError(.badArgument, "Bad value for \(argument.key)."))
             }
             // S-66: an on-behalf context's prompt is its PAM conversation.
-            if property == .prompt(.agent), onBehalfOrigins[ctx] != nil {
+            if property == .prompt(.agent), trail.origin(of: ctx) != nil {
                 return reply(connection, request.tag, ProtocolError(.badArgument,
                     "prompt=agent: a context opened on behalf of a user is prompted through its PAM conversation."))
             }
