@@ -2,7 +2,8 @@
 // in a logind session of dbusmock's, it registers, and an app's evaluation in
 // that session opens its dialog with the app's name, program and reason; a
 // simulated finger match closes it with success, a password typed with
-// xdotool succeeds, Cancel (from the keyboard: its mnemonic) and Escape give
+// xdotool succeeds, a Flatpak app is named by its id's .desktop file,
+// Cancel (from the keyboard: its mnemonic) and Escape give
 // userCancel, the app's fallback title is a button after a miss (userFallback), and the fingerprint line follows the sensor (Try again, then
 // Locked out: use your password); the app's words are shown escaped (a line
 // feed, a bidi override: S-69). A screenshot of the dialog is
@@ -59,6 +60,12 @@ final class DesktopAgentTests: XCTestCase {
                      "Exec=\(try Binary.find("localauth-app-probe")) %U", "Icon=accessories-text-editor", ""]
         try entry.joined(separator: "\n").write(toFile: applications + "/localauth-test-notes.desktop", atomically: true,
                                                 encoding: .utf8)
+        // A Flatpak app's: its id names the file.
+        let flatpakEntry = ["[Desktop Entry]", "Type=Application", "Name=Sandboxed Notes",
+                            // Exec is a program found in PATH, or GLib skips the file (flatpak run, where installed).
+                            "Exec=env FLATPAK_ID=org.example.SandboxedNotes notes", "Icon=accessories-text-editor", ""]
+        try flatpakEntry.joined(separator: "\n").write(toFile: applications + "/org.example.SandboxedNotes.desktop", atomically: true,
+                                                       encoding: .utf8)
         // The agent, held until its pid is in session c9.
         agentOutput = mock.directory.path + "/agent.out"
         let go = Pipe()
@@ -237,6 +244,53 @@ final class DesktopAgentTests: XCTestCase {
         _ = try xdotool(["key", "Escape"])
         XCTAssertEqual(try app.line(), "ERR userCancel -2")
         app.finish()
+    }
+
+    func test_S67_aFlatpakAppIsNamedByItsIdsDesktopFile_besideItsProgramAndId() throws {
+        for tool in ["/usr/bin/unshare", "/usr/sbin/chroot", "/usr/bin/python3"] where access(tool, X_OK) != 0 {
+            throw XCTSkip("\(tool) is missing")
+        }
+        // The app: python3 in a sandbox as Flatpak makes one, seen from
+        // outside: its own mount namespace and root, /.flatpak-info in it.
+        let root = mock.directory.path + "/sandbox"
+        mkdir(root, 0o755)
+        for directory in ["usr", "etc", "dev", "proc", "tmp"] { mkdir(root + "/" + directory, 0o755) }
+        for link in ["bin", "lib", "lib64", "sbin"] {
+            if let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/" + link) { symlink(target, root + "/" + link) }
+        }
+        try "[Application]\nname=org.example.SandboxedNotes\nruntime=runtime/org.freedesktop.Platform/x86_64/23.08\n"
+            .write(toFile: root + "/.flatpak-info", atomically: true, encoding: .utf8)
+        let app = """
+            import socket, sys
+            sys.stdin.readline()
+            s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); f = s.makefile("rw")
+            def send(line): f.write(line + "\\n"); f.flush()
+            send("n new"); ctx = f.readline().split("ctx=")[1].strip()
+            send("s set ctx=%s prompt=agent" % ctx); f.readline()
+            send('e evaluate ctx=%s policy=owner reason="Open the sandboxed notes"' % ctx)
+            for line in f:
+                print(line.strip(), flush=True)
+                if line.startswith(("e OK", "e ERR")): break
+            """
+        try app.write(toFile: root + "/app.py", atomically: true, encoding: .utf8)
+        let script = ["usr", "etc", "dev", "proc", "tmp"].map { "mount --rbind /\($0) \(root)/\($0)" }.joined(separator: " && ")
+            + " && exec chroot \(root) /usr/bin/python3 /app.py \(daemon.socketPath)"
+        let sandboxed = try Client(running: "/usr/bin/unshare", ["--mount", "--propagation", "private", "/bin/sh", "-c", script],
+                                   stderrPath: mock.directory.path + "/sandboxed.err")
+        defer { sandboxed.killProgram() }
+        // unshare, sh and chroot exec: the pid is python3's, in session c9.
+        try mock.mapPID(try XCTUnwrap(sandboxed.programPID), to: "c9")
+        try sandboxed.send("go")
+        XCTAssertEqual(try sandboxed.nextLine(), "e PROMPT kind=agent", readText(mock.directory.path + "/sandboxed.err"))
+        let window = try dialogWindow()
+        XCTAssertTrue(waitUntil { shown().contains(#"name="Sandboxed Notes wants you to authenticate""#) }, shown())
+        // Its program as the sandbox names it, never taken for the host's file.
+        XCTAssertTrue(shown().contains("(Flatpak org.example.SandboxedNotes)\""), shown())
+        XCTAssertTrue(shown().contains(#"reason="Open the sandboxed notes""#), shown())
+        try keepScreenshot(named: "localauth-agent-flatpak-app.png")
+        _ = try xdotool(["windowfocus", "--sync", window])
+        _ = try xdotool(["key", "Escape"])
+        XCTAssertEqual(try sandboxed.nextLine()?.contains("name=userCancel"), true)
     }
 
     /// The whole screen, kept where the CI log says.
