@@ -54,14 +54,6 @@ extension ServerCore {
         return StoredKey(publicKey: publicKey, sealedScalar: sealed)
     }
 
-    /// `right-key-created` after `right-saved`; false after replying when it cannot be recorded.
-    func recordKeyCreated(_ uid: UserID, _ identifier: String, _ key: StoredKey, _ connection: Connection.ID, _ tag: String) -> Bool {
-        let outcome = run(.recordRight(.keyCreated(uid: uid, identifier: identifier,
-                                                   publicKeySHA256: lowercaseHex(SHA256.hash(key.publicKey)))),
-                          connection: connection, tag: tag, now: now)
-        return events(outcome, connection, tag) != nil
-    }
-
     func rightPublicKey(_ request: Request, _ connection: Connection.ID) {
         guard let identifier = rightIdentifier(request, connection) else { return }
         guard let right = rights.right(peer(of: connection).uid, identifier) else { return unknownRight(connection, request.tag) }
