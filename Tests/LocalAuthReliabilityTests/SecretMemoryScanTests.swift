@@ -157,16 +157,12 @@ final class SecretMemoryScanTests: ReliabilityTestCase {
         XCTAssertOK(try admin.request("z ping"), "every operation before it is answered")
 
         // The scalar as the daemon opens it: the store's box, the daemon's key file.
-        let line = try XCTUnwrap(readText(daemon.stateDirectory + "/rights").split(separator: "\n").first { $0.hasPrefix("0 scan-key ") })
-        let halves = try XCTUnwrap(line.split(separator: " ").last).split(separator: ":").map(String.init)
-        let hex = { (text: String) in stride(from: 0, to: text.count, by: 2).map {
-            UInt8(text[text.index(text.startIndex, offsetBy: $0)..<text.index(text.startIndex, offsetBy: $0 + 2)], radix: 16)! } }
-        XCTAssertEqual(hex(halves[0]), publicBytes)
-        let sealed = hex(halves[1])
+        let stored = try XCTUnwrap(SealedRightKey(stateDirectory: daemon.stateDirectory, uid: 0, identifier: "scan-key"))
+        XCTAssertEqual(stored.publicKey, publicBytes)
+        let sealed = stored.sealedScalar
         let daemonKey = readBytes(daemon.stateDirectory + "/secrets.key")
         XCTAssertEqual(daemonKey.count, 32)
-        var scalar = try XCTUnwrap(AESGCM.open(sealed, key: daemonKey, additionalData:
-            Array("localauthd-right-key\u{0}0\u{0}scan-key\u{0}".utf8) + publicBytes), "the box opens as the daemon opens it")
+        var scalar = try XCTUnwrap(stored.open(with: daemonKey), "the box opens as the daemon opens it")
         defer { SecretMemory.wipe(&scalar) }
         XCTAssertEqual(try XCTUnwrap(P256PrivateKey(scalar: scalar, publicKey: publicBytes)).publicKey, publicBytes)
 

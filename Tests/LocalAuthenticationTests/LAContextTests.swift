@@ -14,8 +14,11 @@ class LiveTestCase: XCTestCase {
     /// The daemon's configuration for this class.
     class var configuration: String { "[Biometry]\nType=touchID\nPromptTimeoutSec=60\n" }
 
+    /// How this class runs its daemon (a class may hand it a key, as systemd would).
+    func daemonOptions() throws -> DaemonProcess.Options { .forClients }
+
     override func setUpWithError() throws {
-        daemon = try DaemonProcess(configuration: Self.configuration, options: .forClients)
+        daemon = try DaemonProcess(configuration: Self.configuration, options: try daemonOptions())
         admin = try Admin(daemon.socketPath)
         LAContext.defaultPromptHandler = nil
     }

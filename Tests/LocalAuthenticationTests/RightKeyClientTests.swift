@@ -10,31 +10,32 @@ import LocalAuthentication
 import LocalAuthTestSupport
 import XCTest
 
-final class RightKeyClientTests: LiveTestCase {
+/// The keys' tests' tools, for every live suite (RightKeyTPMTests too).
+extension LiveTestCase {
     /// SubjectPublicKeyInfo for id-ecPublicKey / prime256v1, before the 65-byte key (RFC 5480).
     static let spkiPrefix = Data([0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01,
                                   0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00])
 
-    private func openssl() throws -> String {
+    func openssl() throws -> String {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl") else { throw XCTSkip("no /usr/bin/openssl") }
         return "/usr/bin/openssl"
     }
 
-    private func pem(_ x963: Data) -> String {
+    func pem(_ x963: Data) -> String {
         "-----BEGIN PUBLIC KEY-----\n"
             + (Self.spkiPrefix + x963).base64EncodedString(options: [.lineLength64Characters, .endLineWithLineFeed])
             + "\n-----END PUBLIC KEY-----\n"
     }
 
     /// A saved right authorized by a simulated match.
-    private func authorizedRight(_ requirement: LAAuthenticationRequirement = .biometry,
-                                 identifier: String = "com.example.key") async throws -> LAPersistedRight {
+    func authorizedRight(_ requirement: LAAuthenticationRequirement = .biometry,
+                         identifier: String = "com.example.key") async throws -> LAPersistedRight {
         let right = try await LARightStore.shared.saveRight(LARight(requirement: requirement), identifier: identifier)
-        try authorize(right)
+        try authorizeByAMatch(right)
         return right
     }
 
-    private func authorize(_ right: LARight) throws {
+    func authorizeByAMatch(_ right: LARight) throws {
         let handler = ScriptedHandler()
         right.promptHandler = handler
         let box = ReplyBox()
@@ -45,8 +46,25 @@ final class RightKeyClientTests: LiveTestCase {
         XCTAssertNil(box.wait().nsError)
     }
 
-    func testASignatureMadeThroughTheModuleVerifiesWithOpenSSL() async throws {
+    /// `openssl dgst -sha256 -verify` of an ecdsaSignatureMessageX962SHA256
+    /// signature of `message`, given the exported key as PEM.
+    func assertOpenSSLVerifies(_ signature: Data, of message: Data, publicKey x963: Data,
+                               file: StaticString = #filePath, line: UInt = #line) throws {
         let openssl = try openssl()
+        let directory = TemporaryDirectory()
+        try message.write(to: URL(fileURLWithPath: directory.path + "/message"))
+        try signature.write(to: URL(fileURLWithPath: directory.path + "/signature"))
+        try pem(x963).write(toFile: directory.path + "/public.pem", atomically: true, encoding: .utf8)
+        let (status, out, err) = try runToCompletion(openssl, ["dgst", "-sha256", "-verify", directory.path + "/public.pem",
+                                                             "-signature", directory.path + "/signature", directory.path + "/message"])
+        XCTAssertEqual(status, 0, "openssl: \(out)\(err)", file: file, line: line)
+        XCTAssertEqual(out, "Verified OK\n", file: file, line: line)
+    }
+}
+
+final class RightKeyClientTests: LiveTestCase {
+    func testASignatureMadeThroughTheModuleVerifiesWithOpenSSL() async throws {
+        _ = try openssl()
         try prepareOwner()
         let right = try await authorizedRight()
         let challenge = Data("nonce=8c1f0a6e; user=alice".utf8)
@@ -54,15 +72,7 @@ final class RightKeyClientTests: LiveTestCase {
         let exported = try await right.key.publicKey.exportBytes()
         XCTAssertEqual(exported.count, 65)
         XCTAssertEqual(exported.first, 4, "ANSI X9.63 uncompressed")
-
-        let directory = TemporaryDirectory()
-        try challenge.write(to: URL(fileURLWithPath: directory.path + "/challenge"))
-        try signature.write(to: URL(fileURLWithPath: directory.path + "/signature"))
-        try pem(exported).write(toFile: directory.path + "/public.pem", atomically: true, encoding: .utf8)
-        let (status, out, err) = try runToCompletion(openssl, ["dgst", "-sha256", "-verify", directory.path + "/public.pem",
-                                                             "-signature", directory.path + "/signature", directory.path + "/challenge"])
-        XCTAssertEqual(status, 0, err)
-        XCTAssertEqual(out, "Verified OK\n")
+        try assertOpenSSLVerifies(signature, of: challenge, publicKey: exported)
 
         // The module's own verify agrees, and refuses another message with Apple's errSecVerifyFailed.
         try await right.key.publicKey.verify(challenge, signature: signature, algorithm: .ecdsaSignatureMessageX962SHA256)
