@@ -50,8 +50,10 @@ final class RightKeyTPMTests: LiveTestCase {
     override func tearDown() {
         super.tearDown()
         tpm?.stop()
+        // XCTest keeps every test case object to the end of the run: the directories go now.
         tpm = nil
         credentials = nil
+        credstore = nil
     }
 
     func testARightsKeySealedUnderTheTPMsKeySignsAndStillSignsAfterTheChipAndTheDaemonRestart() async throws {
