@@ -10,6 +10,10 @@ int la_timerfd_create(void) {
     return timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 }
 
+int la_timerfd_create_boottime(void) {
+    return timerfd_create(CLOCK_BOOTTIME, TFD_NONBLOCK | TFD_CLOEXEC);
+}
+
 static struct timespec la_timespec(uint64_t ns) {
     struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000u), .tv_nsec = (long)(ns % 1000000000u)};
     return ts;

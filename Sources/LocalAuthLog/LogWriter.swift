@@ -39,7 +39,7 @@ public enum SyncPolicy: Sendable {
     case eachAppend
     /// Only `commit(through:)`, `waitDurable` and `close` ask; the owner
     /// calls `write()` itself (the daemon: failures and admin actions are
-    /// demanded, everything else rides along or waits for the next tick).
+    /// demanded, everything else rides along or waits for the batch, at most 100 ms).
     case onDemand
 }
 

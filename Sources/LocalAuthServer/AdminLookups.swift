@@ -58,7 +58,7 @@ extension ServerCore {
         }
     }
 
-    /// Each tick: a lookup stuck in NSS past AdminRights.lookupLimit ends
+    /// At the timer (its deadline): a lookup stuck in NSS past AdminRights.lookupLimit ends
     /// as "not a member"; its requests are refused.
     func expireAdminLookups() {
         guard !parked.adminRights.inFlight.isEmpty else { return }

@@ -204,7 +204,7 @@ public enum Daemon {
                 // Sealed segments are checked by their seals (FORMAT.md "Seals"): fast start, same refusals (S-41).
                 verification: .sealed,
                 // The loop writes each turn's events before its replies and
-                // asks for fdatasync where S-40 needs it (EventLoop.run, ServerCore.tick).
+                // asks for fdatasync where S-40 needs it (EventLoop.run, ServerCore.timerFired).
                 syncPolicy: .onDemand,
                 // Records overwrite zeros already in the file: an fdatasync
                 // then needs no journal commit for a new size (FORMAT.md).

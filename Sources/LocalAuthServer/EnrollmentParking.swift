@@ -56,7 +56,7 @@ extension ServerCore {
         for (uid, query) in parked.enrollmentRefresh.inFlight { enrollmentQueryEnded(uid, query: query) }
     }
 
-    /// Each tick: a query that took longer than EnrollmentRefresh.limit
+    /// At the timer (its deadline): a query that took longer than EnrollmentRefresh.limit
     /// (a passwd lookup stuck in NSS) ends; its checks answer from the
     /// recorded set, as they did before S-43 waited.
     func expireEnrollmentQueries() {

@@ -1,10 +1,12 @@
 // The epoll shell around ServerCore (issue #18 item 1): the only owner of the
 // daemon's file descriptors and threads. It waits in epoll, reads the clocks
 // once a turn, accepts, reads and writes sockets, drains the signalfd, the
-// ticker, the passcode workers, the AdminGroup lookup thread, the snapshot
+// timer, the passcode workers, the AdminGroup lookup thread, the snapshot
 // inbox and fprintd's bus, and hands all of it to the core as inputs; then it
 // performs the core's actions (EventLoopActions.swift). It makes no protocol
-// decision of its own.
+// decision of its own. After each turn it arms its one timer for the
+// earliest deadline the core and the buses report (S-82): with none, it
+// sleeps in epoll until a client, a signal or a worker wakes it.
 import Glibc
 import LocalAuthConfig
 import LocalAuthCore
@@ -13,7 +15,7 @@ import LocalAuthSystem
 final class EventLoop {
     /// epoll data of the shell's own fds; connections are 16 and up (their Connection.ID).
     enum Token: UInt64 {
-        case listener = 1, signals, ticker, passcodes, durability
+        case listener = 1, signals, timer, passcodes, durability
         /// Backend=fprintd: the D-Bus socket, and passwd answers (S-43).
         case sensorBus, sensorNames
         /// Snapshots written off the loop, to record (S-49).
@@ -28,6 +30,8 @@ final class EventLoop {
         case rightsWriter
         /// The D-Bus API's bus socket, and its Flatpak app id reads (S-70, S-73).
         case serviceBus, serviceApps
+        /// Backend=shadow: the shadow file changed and was read (S-44).
+        case shadowScans
     }
 
     let core: ServerCore
@@ -36,7 +40,13 @@ final class EventLoop {
     let epoll: Epoll
     let listener: FileDescriptor
     let signals: SignalFD
-    let ticker: TimerFD
+    /// Armed for the earliest deadline (`armTimer`), on CLOCK_BOOTTIME:
+    /// a deadline that passed during a suspend is met at the resume.
+    let timer: TimerFD
+    /// The deadline the timer is armed for (monotonic ns), or nil.
+    var armedFor: UInt64?
+    /// The timer expired in this turn.
+    var timerExpired = false
     let workers: PasscodeWorkers
     let keyWorkers: KeyWorkers
     let durabilityWake: EventFD
@@ -78,7 +88,7 @@ final class EventLoop {
         self.durabilityWake = durabilityWake
         self.snapshotInbox = snapshotInbox
         epoll = try Epoll(capacity: 512)
-        ticker = try TimerFD()
+        timer = try TimerFD(countingSuspend: true)
         workers = try PasscodeWorkers(count: ServerCore.passcodeWorkers)
         keyWorkers = try KeyWorkers(count: ServerCore.keyWorkerCount)
         adminLookups = try ServerCore.makeAdminLookups()
@@ -95,15 +105,16 @@ final class EventLoop {
         core.actions.reserveCapacity(64)
         try epoll.add(listener, events: .readable, data: Token.listener.rawValue)
         try epoll.add(signals.fileDescriptor, events: .readable, data: Token.signals.rawValue)
-        try epoll.add(ticker.fileDescriptor, events: .readable, data: Token.ticker.rawValue)
+        try epoll.add(timer.fileDescriptor, events: .readable, data: Token.timer.rawValue)
         try epoll.add(workers.wake.fileDescriptor, events: .readable, data: Token.passcodes.rawValue)
         try epoll.add(keyWorkers.wake.fileDescriptor, events: .readable, data: Token.keys.rawValue)
         try epoll.add(durabilityWake.fileDescriptor, events: .readable, data: Token.durability.rawValue)
         try epoll.add(adminLookups.wake.fileDescriptor, events: .readable, data: Token.adminLookups.rawValue)
         try epoll.add(rightsWriter.wake.fileDescriptor, events: .readable, data: Token.rightsWriter.rawValue)
         try epoll.add(snapshotInbox.wake.fileDescriptor, events: .readable, data: Token.snapshots.rawValue)
-        // A coarse tick drives prompt timeouts, half-line timeouts and the watchdog.
-        try ticker.arm(afterNanoseconds: 100_000_000, intervalNanoseconds: 100_000_000)
+        if let shadow = passcodeStore as? ShadowPasscodes {
+            try epoll.add(shadow.scanned.fileDescriptor, events: .readable, data: Token.shadowScans.rawValue)
+        }
         core.whereabouts.hostName = Self.hostName()
         let biometry = core.configuration.biometry
         // S-61..S-63 only with a sensor and one of their keys on; session
@@ -146,7 +157,8 @@ final class EventLoop {
     /// Runs until SIGTERM/SIGINT, then shuts down cleanly (S-32).
     func run() throws {
         while !core.isStopping {
-            let ready = try epoll.wait(timeoutMilliseconds: 1000)
+            armTimer()
+            let ready = try epoll.wait(timeoutMilliseconds: -1)
             core.beginTurn(Self.readClocks())
             // The bus first: a verdict fprintd sent before a cancel that
             // arrives in the same turn is counted (FprintdVerify.swift).
@@ -166,14 +178,15 @@ final class EventLoop {
                     deliverSensorReports()
                 case Token.listener.rawValue: acceptAll()
                 case Token.signals.rawValue: handleSignals()
-                case Token.ticker.rawValue:
-                    _ = try? ticker.readExpirations()
-                    // The reader's timeouts (its calls, a reconnect), then the core's.
-                    fprintd?.tick()
+                case Token.timer.rawValue:
+                    _ = try? timer.readExpirations()
+                    timerExpired = true
+                    // The reader's deadlines (its calls, a reconnect), then the core's.
+                    fprintd?.timerFired()
                     deliverSensorReports()
-                    logind?.tick()
-                    core.tick()
-                    busFront?.tick()
+                    logind?.timerFired()
+                    core.timerFired()
+                    busFront?.timerFired()
                 case Token.passcodes.rawValue: core.passcodeJobsFinished(workers.drain())
                 case Token.keys.rawValue: core.keyJobsFinished(keyWorkers.drain())
                 case Token.durability.rawValue: _ = try? durabilityWake.drain()
@@ -183,6 +196,9 @@ final class EventLoop {
                     for (write, failure) in rightsWriter.collect() { core.rightsWritten(write.token, failure: failure) }
                 case Token.serviceBus.rawValue: busFront?.busReady()
                 case Token.serviceApps.rawValue: busFront?.appsAnswered()
+                case Token.shadowScans.rawValue:
+                    _ = try? (passcodeStore as? ShadowPasscodes)?.scanned.drain()
+                    core.noticeLoginPasswordChanges()
                 default: connectionEvent(event.data, event.events)
                 }
                 perform()
@@ -202,6 +218,29 @@ final class EventLoop {
             busFront?.endOfTurn()
         }
         shutdown()
+    }
+
+    /// Arms the timer for the earliest deadline of the core and the buses
+    /// (only when it changed: a settime is a syscall), or disarms it.
+    func armTimer() {
+        var next = core.nextDeadline()
+        for deadline in [fprintd?.nextDeadline, logind?.nextDeadline, busFront?.nextDeadline] {
+            if let deadline, next.map({ deadline < $0 }) ?? true { next = deadline }
+        }
+        let fired = timerExpired
+        timerExpired = false
+        guard var deadline = next else {
+            if armedFor != nil { try? timer.disarm() }
+            armedFor = nil
+            return
+        }
+        let now = MonotonicClock.nowNanos()
+        // A deadline still due right after the timer passed over it is a
+        // duty that could not run yet: no faster than the former tick.
+        if fired, deadline <= now { deadline = now + 100_000_000 }
+        guard deadline != armedFor || fired else { return }
+        armedFor = deadline
+        try? timer.arm(afterNanoseconds: deadline > now ? deadline - now : 1)
     }
 
     /// What the sensor backend reported, handed to the core in order.
@@ -228,7 +267,7 @@ final class EventLoop {
             do {
                 accepted = try UnixSocket.accept(listener)
             } catch {
-                // EMFILE and friends: stop for now, the next tick retries.
+                // EMFILE and friends: stop for now, the next turn retries.
                 DaemonLog.error("Failed to accept a connection: \(error)")
                 return
             }

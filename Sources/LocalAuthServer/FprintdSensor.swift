@@ -7,7 +7,7 @@
 //
 // This is shell-side I/O that holds no core: the EventLoop makes it, hands it
 // its epoll, performs the core's `SensorCommand`s on it, calls its loop hooks
-// (the bus fd ready, the tick, the end of a turn, the clean stop), and
+// (the bus fd ready, its timer, the end of a turn, the clean stop), and
 // hands what it reports (`reports`: readings, finger lists, the reader's
 // state, in order) to the core as inputs. Nothing here blocks: the bus
 // socket is one more fd of the loop's epoll set (EventLoop.Token.sensorBus),
@@ -116,6 +116,11 @@ final class FprintdSensor {
                                 interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesRemoved") { [unowned self] message in
                 if let path = FprintdReplies.removedObject(message) { deviceRemoved(path) }
             }
+            // A reader plugged in while none was known (no polling for it, S-82).
+            try bus.matchSignal(sender: FprintdReplies.service, path: "/net/reactivated/Fprint",
+                                interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesAdded") { [unowned self] _ in
+                if device == nil { discover() }
+            }
             askActivatable()
             discover()
         } catch {
@@ -134,20 +139,29 @@ final class FprintdSensor {
         endOfTurn()
     }
 
-    /// Each tick: a call's timeout may have passed; reconnect or rediscover.
-    func tick() {
+    /// The loop's timer (`nextDeadline`): a call's timeout may have
+    /// passed, a reconnect, a refused Release or Claim, an error's grace.
+    func timerFired() {
         connectIfNeeded()
         retryRelease()
         expirePendingError()
-        if active == nil, !queue.isEmpty { startNextScan() }
-        if let bus, let deadline = bus.deadline, deadline <= MonotonicClock.nowNanos() / 1000 { busReady() }
-        // Only while the reader is known to be missing: an activatable
-        // fprintd that exited when idle is left asleep until a check needs it.
-        if bus != nil, device == nil, problem != nil, !discovering,
-           MonotonicClock.nowNanos() - lastAttempt >= FprintdSensor.rediscoverEvery {
-            lastAttempt = MonotonicClock.nowNanos()
-            discover()
+        if active == nil, !queue.isEmpty, claimRetryAt != 0, MonotonicClock.nowNanos() >= claimRetryAt {
+            startNextScan()
+            // Not started (a Release or a resume comes first, and starts it): asked once.
+            if active == nil { claimRetryAt = 0 }
         }
+        if let bus, let deadline = bus.deadline, deadline <= MonotonicClock.nowNanos() / 1000 { busReady() }
+    }
+
+    /// When the timer is next needed (monotonic ns), or nil. A missing
+    /// reader is not looked for on a clock (S-82): the next check that needs
+    /// it asks (`listFingers`), and fprintd's appearance (NameOwnerChanged)
+    /// or a new device (InterfacesAdded) is seen on the bus.
+    var nextDeadline: UInt64? {
+        guard let bus else { return lastAttempt + FprintdSensor.rediscoverEvery }
+        var deadlines = [bus.deadline.map { $0 * 1000 }, releaseRetryAt, pendingError?.deadline]
+        if active == nil, !queue.isEmpty, claimRetryAt != 0 { deadlines.append(claimRetryAt) }
+        return deadlines.compactMap { $0 }.min()
     }
 
     /// After the loop's turn: watch for writability while sd-bus has output queued.

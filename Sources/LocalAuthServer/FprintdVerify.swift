@@ -145,7 +145,7 @@ extension FprintdSensor {
         pendingError = (uid, reading, MonotonicClock.nowNanos() + FprintdSensor.errorGrace)
     }
 
-    /// The tick: an error whose reader did not disappear in time is a verdict.
+    /// At the timer: an error whose reader did not disappear in time is a verdict.
     func expirePendingError() {
         guard let pending = pendingError, MonotonicClock.nowNanos() >= pending.deadline else { return }
         pendingError = nil
@@ -209,7 +209,7 @@ extension FprintdSensor {
         }
     }
 
-    /// Each tick: a refused Release is asked again once its pause is over.
+    /// At the timer: a refused Release is asked again once its pause is over.
     func retryRelease() {
         guard let at = releaseRetryAt, MonotonicClock.nowNanos() >= at else { return }
         release()

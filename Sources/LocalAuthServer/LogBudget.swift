@@ -70,20 +70,22 @@ final class UserAllowance {
 struct LogLimits {
     var allowances: [UserID: UserAllowance] = [:]
     /// Free space on the log's file system is below `[Log] ReserveSpace=`
-    /// (SpaceReserve.swift; looked at each tick and after many appended
-    /// records, estimated at each admission in between).
+    /// (SpaceReserve.swift; looked at when a look is older than 100 ms at
+    /// an admission and after many appended records, estimated in between).
     var spaceLow = false
     /// The last look at the free space, the estimate's base.
     var spaceLook = SpaceLook()
     /// The log's last seq when the free space was last judged.
     var spaceJudgedAtSeq: UInt64 = 0
+    /// When (monotonic ns) the free space was last looked at; nil: never.
+    var spaceLookedAt: UInt64?
     /// Refusals, for `stats`.
     var refusedForRate = 0
     var refusedForSpace = 0
     var refusedForSize = 0
     /// Contexts ended since memory was last handed back (MemoryRelease.swift).
     var contextsEnded = 0
-    var contextsEndedAtLastTick = 0
+    var contextsEndedAtLastPass = 0
     var memoryReleases = 0
 }
 
@@ -102,6 +104,10 @@ extension ServerCore {
         guard let allowance = connection.allowance else { return }
         allowance.connections -= 1
         pruneAllowance(allowance)
+        // Still filling: looked at again when the timer passes (Deadlines.swift).
+        if allowance.connections == 0, limits.allowances[allowance.uid] != nil, deadlines.allowancePrune == nil {
+            deadlines.allowancePrune = turn.monotonic + CoreDeadlines.allowancePruneEvery
+        }
     }
 
     func pruneAllowance(_ allowance: UserAllowance) {
@@ -112,10 +118,15 @@ extension ServerCore {
     }
 
     /// Records kept for buckets that are filling again after their last
-    /// connection closed: dropped once full (each tick, a handful at most).
+    /// connection closed: dropped once full (at most once a second while
+    /// any is filling; none, no deadline).
     func pruneIdleAllowances() {
+        deadlines.allowancePrune = nil
         guard limits.allowances.count > connectionsPerUser.count else { return }
         for (uid, allowance) in limits.allowances where connectionsPerUser[uid] == nil { pruneAllowance(allowance) }
+        if limits.allowances.count > connectionsPerUser.count {
+            deadlines.allowancePrune = turn.monotonic + CoreDeadlines.allowancePruneEvery
+        }
     }
 
     /// Administrators are exempt from the budget and the per-user cap:

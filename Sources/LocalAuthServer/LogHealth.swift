@@ -26,7 +26,7 @@ package struct LogHealth {
         lastReopenAttempt = monotonic
     }
 
-    /// Whether to ask for a reopen now (a tick); if so it counts as asked.
+    /// Whether to ask for a reopen now (the timer passed its deadline); if so it counts as asked.
     mutating func reopenIsDue(at monotonic: UInt64) -> Bool {
         guard failure != nil, canReopen, !reopening, monotonic - lastReopenAttempt >= Self.retryInterval else { return false }
         lastReopenAttempt = monotonic

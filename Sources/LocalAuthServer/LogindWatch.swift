@@ -143,10 +143,13 @@ final class LogindWatch: LogindPort {
         endOfTurn()
     }
 
-    /// Each tick: a call's timeout may have passed.
-    func tick() {
+    /// The loop's timer: a call's timeout may have passed.
+    func timerFired() {
         if let bus, let deadline = bus.deadline, deadline <= MonotonicClock.nowNanos() / 1000 { busReady() }
     }
+
+    /// When a call times out (sd-bus says, monotonic ns), or nil.
+    var nextDeadline: UInt64? { bus?.deadline.map { $0 * 1000 } }
 
     /// Watch for writability while sd-bus has output queued.
     func endOfTurn() {

@@ -2,10 +2,10 @@
 // Swift's dictionaries keep their peak capacity and glibc keeps freed heap
 // pages mapped, so a user who once held thousands of contexts would leave the
 // daemon at its peak size. After enough contexts ended (counted in
-// `endContexts`) and a tick passed with no more ending (the wave is over),
-// the tick rebuilds the context tables at their present
-// size and asks malloc to hand free pages back (malloc_trim). Both are O(live
-// contexts) and run at most once a tick, only after such a wave of closes.
+// `endContexts`) and 100 ms passed with no more ending (the wave is over; a
+// deadline, Deadlines.swift), the timer rebuilds the context tables at their
+// present size and asks malloc to hand free pages back (malloc_trim). Both
+// are O(live contexts) and run only after such a wave of closes.
 import LocalAuthSystem
 import LocalAuthCore
 
@@ -15,8 +15,9 @@ extension ServerCore {
 
     func releaseMemoryAfterClosedContexts() {
         let ended = limits.contextsEnded
-        defer { limits.contextsEndedAtLastTick = limits.contextsEnded }
-        guard ended >= ServerCore.contextsWorthARelease, ended == limits.contextsEndedAtLastTick else { return }
+        defer { limits.contextsEndedAtLastPass = limits.contextsEnded }
+        guard ended >= ServerCore.contextsWorthARelease, ended == limits.contextsEndedAtLastPass,
+              turn.monotonic >= deadlines.lastPass + CoreDeadlines.memoryWaveEnd else { return }
         limits.contextsEnded = 0
         limits.memoryReleases += 1
         authenticator.compactContexts()

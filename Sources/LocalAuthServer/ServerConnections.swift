@@ -81,10 +81,12 @@ extension ServerCore {
     /// from `since`, or from when it started (or now).
     func notePartialLine(_ id: Connection.ID, since: UInt64?) {
         let monotonic = turn.monotonic
-        connections.withValue(id) { connection in
+        let started = connections.withValue(id) { connection -> UInt64? in
             connection.partialLineSince = connection.splitter.hasPartialLine
                 ? (since ?? connection.partialLineSince ?? monotonic) : nil
-        }
+            return connection.partialLineSince
+        } ?? nil
+        if let started { deadlines.connectionDeadline(started + idleLineLimit + 1) }
     }
 
     /// Handles the lines buffered on the connection; the copies of a line
@@ -173,6 +175,8 @@ extension ServerCore {
                 // The batch ends with the connection read on: the idle line
                 // timeout runs while a half line waits (from when it started).
                 if connection.splitter.hasPartialLine {
+                    // A new half line: its timeout is a deadline (Deadlines.swift).
+                    if connection.partialLineSince == nil { self.deadlines.connectionDeadline(monotonic + self.idleLineLimit + 1) }
                     connection.partialLineSince = connection.partialLineSince ?? monotonic
                     // F-25: the read that brought it may hold a `secret=`'s
                     // first part; the shell's copy of it goes (S-50).
@@ -271,6 +275,7 @@ extension ServerCore {
             connection.state = .closing(since: monotonic)
             connection.partialLineSince = nil
         }
+        deadlines.connectionDeadline(monotonic + CoreDeadlines.closingGrace + 1)
         markForFlush(id)
         if !agents.isEmpty { endAgent(of: id) }
         endContexts(of: id)

@@ -1,6 +1,6 @@
 // The daemon's protocol logic and state, without I/O (issue #18 item 1):
 // the epoll shell (EventLoop.swift) feeds it inputs (a turn's time,
-// connections opened, bytes read, writes done, ticks, signals, the workers'
+// connections opened, bytes read, writes done, the timer, signals, the workers'
 // and lookups' answers) and performs the actions it appends to `actions`
 // (ServerAction.swift). It owns no file descriptor, no thread and reads no
 // clock; its ports are the EventRecorder (inside the Authenticator), the
@@ -54,6 +54,8 @@ package final class ServerCore {
     var limits = LogLimits()
     /// Serving, stopping or stopped; SIGHUP, the watchdog and STATUS= (ServiceState.swift).
     package var service = ServiceState()
+    /// The timer's deadlines that no machine holds (Deadlines.swift).
+    var deadlines = CoreDeadlines()
     /// The sensor as the core sees it: scans asked for, PROMPT lines held
     /// for a real reader, the reader's state (SensorPrompts.swift).
     var sensor = SensorPrompts()
@@ -137,7 +139,7 @@ package final class ServerCore {
     /// CLOCK_BOOTTIME (DaemonClock).
     lazy var clock = DaemonClock(floor: authenticator.state.clockHighWater)
 
-    // MARK: - Inputs: a turn, its end, signals, the ticker
+    // MARK: - Inputs: a turn, its end, signals (the timer: Deadlines.swift)
 
     /// A loop turn starts: every input until the next is at `time`.
     package func beginTurn(_ time: TurnTime) {
@@ -156,6 +158,7 @@ package final class ServerCore {
         parked.adminRights.servedWaiters()
         notifyWatchers()
         writeLog()
+        noteUnsyncedAppends()
         judgeSpaceReserveIfMuchWasAppended()
         if logHealth.isRecording, let failure = authenticator.recorder.failure { failClosed(failure) }
         releaseDurableOutput()
@@ -170,55 +173,6 @@ package final class ServerCore {
         if let seconds = service.signal(signal) { actions.append(.hang(seconds: seconds)) }
     }
 
-    package func tick() {
-        let current = now
-        // Events nobody waits for are made durable at least every tick (S-40 allows batches).
-        if logHealth.isRecording { authenticator.recorder.flush(durableThrough: authenticator.recorder.lastSeq) }
-        // A failed log is tried again now and then (ServerFailure.swift); the
-        // tick's timers then run against the reopened log, once it answered.
-        if logHealth.reopenIsDue(at: turn.monotonic) { return actions.append(.reopenLog) }
-        tickTimers(current)
-    }
-
-    /// The tick's deadlines, judged at the turn's time.
-    func tickTimers(_ current: Int64) {
-        expireAdminLookups()
-        expireSessionLookups()
-        if !sensor.isSimulated { expireEnrollmentQueries() }
-        judgeSpaceReserve()
-        pruneIdleAllowances()
-        releaseMemoryAfterClosedContexts()
-        if let deadline = authenticator.state.nextPromptDeadline, deadline <= authenticator.state.effectiveNow(current) {
-            run(.expirePrompts, connection: nil, tag: nil, now: current)
-        }
-        noticeLoginPasswordChanges()
-        let monotonic = turn.monotonic
-        let idleLimit = UInt64(configuration.daemon.idleLineTimeout) * 1000
-        for id in connections.keys {
-            // A paused connection's half line waits for the daemon, not for its peer.
-            if let connection = connections[id], let since = connection.partialLineSince, connection.isReading,
-               monotonic > since, monotonic - since > idleLimit {
-                counters.idleLineTimeouts += 1
-                refuse(id, ProtocolError(.limitExceeded, "Line not finished within the idle line timeout."), bye: "limit")
-            }
-        }
-        // A closing connection whose peer does not read gets a few seconds.
-        for id in connections.keys {
-            if case .closing(let since) = connections[id]?.state, monotonic > since, monotonic - since > 5_000_000_000 {
-                close(id)
-            }
-        }
-        if service.watchdogIsDue(at: monotonic) { actions.append(.notify("WATCHDOG=1")) }
-        if let failure = logHealth.unreported(authenticator.recorder.failure) {
-            journal(.error, "The event log cannot record events (\(failure)); refusing every request that needs it.")
-        }
-        // STATUS= at most once a second, and only when it changed; never
-        // while a failure is not yet durable (its lockout count reveals it, S-40).
-        if let status = service.status(at: monotonic, held: { outputIsHeld }, { statusLine }) {
-            actions.append(.notify("STATUS=\(status)"))
-        }
-    }
-
     /// The shell read the configuration files (`.readConfiguration`):
     /// the fresh configuration, or why it could not.
     func configurationRead(_ result: Result<DaemonConfiguration, any Error>) {
@@ -230,13 +184,16 @@ package final class ServerCore {
             whereabouts.settings = Whereabouts.Settings(fresh.biometry)
             parked.adminRights.forget()
             run(.applyRules(fresh.rules), connection: nil, tag: nil, now: now)
+            // A shorter prompt or idle line timeout may end sooner than the deadlines known.
+            deadlines.promptExpiry = nil
+            deadlines.connectionSweep = turn.monotonic
             journal(.notice, "Reloaded the configuration.")
         case .failure(let error):
             journal(.error, "Failed to reload the configuration, keeping the old one: \(error)")
         }
         // READY=1 ends the reload; STATUS= only when no failure waits for
         // its fsync (its lockout count and log seq reveal it, S-40, as in
-        // `tick`, which sends it once durable; the simulator's seed 3).
+        // `timerFired`, which sends it once durable; the simulator's seed 3).
         actions.append(.notify(outputIsHeld ? "READY=1" : "READY=1\nSTATUS=\(statusLine)"))
     }
 

@@ -49,15 +49,23 @@ extension ServerCore {
         // Verdicts still on a worker will not be recorded (the log cannot
         // take them); the waiting jobs are dropped, their secrets wiped.
         passcodeJobs.abandonAll()
+        // Once per daemon, as the former tick said it (at the failure now, not 100 ms later).
+        if let failure = logHealth.unreported(authenticator.recorder.failure) {
+            journal(.error, "The event log cannot record events (\(failure)); refusing every request that needs it.")
+        }
     }
 
-    /// The shell's answer to `.reopenLog` (asked in a tick): the reopened
-    /// log's authenticator, or why it could not; the tick's timers go on.
+    /// The shell's answer to `.reopenLog` (asked by the timer): the reopened
+    /// log's authenticator, or why it could not; the timer's duties go on.
     func logReopened(_ result: Result<Authenticator, any Error>) {
         switch result {
         case .success(let reopened):
             authenticator = reopened
             logHealth.reopened(true)
+            // The reopen's start is durable; its prompts are none (S-15).
+            deadlines.syncAskedThrough = reopened.recorder.lastSeq
+            deadlines.unsyncedSince = nil
+            deadlines.promptExpiry = nil
             // A new log, a new gate (the failed one dropped all it held).
             replyGate = ReplyGate()
             // The reopen recorded a start: every earlier context is gone (S-15).
@@ -73,10 +81,12 @@ extension ServerCore {
             journal(.notice, "The event log records again; serving.", id: .started,
                              fields: [("LOCALAUTH_SEQ", String(authenticator.recorder.lastSeq))])
             actions.append(.notify("STATUS=\(statusLine)"))
+            // A login password changed while the log failed is recorded now.
+            noticeLoginPasswordChanges()
         case .failure(let error):
             logHealth.reopened(false)
             journal(.error, "Failed to reopen the event log, still refusing to act: \(error)")
         }
-        tickTimers(now)
+        timerDuties(now)
     }
 }

@@ -21,6 +21,8 @@ package struct ServiceState {
     /// The STATUS= last sent, and when (monotonic ns).
     private var lastStatus = ""
     private var lastStatusAt: UInt64 = 0
+    /// The facts of the last STATUS= judged (sent, or found unchanged).
+    private var lastFacts: StatusFacts?
 
     /// A signal the shell handed on; for SIGUSR2, the hang to perform (the hook is on).
     mutating func signal(_ signal: ServerSignal) -> UInt32? {
@@ -39,14 +41,14 @@ package struct ServiceState {
         return canReload
     }
 
-    /// At a tick: whether WATCHDOG=1 is due (it then counts as sent).
+    /// At the timer: whether WATCHDOG=1 is due (it then counts as sent).
     mutating func watchdogIsDue(at monotonic: UInt64) -> Bool {
         guard let interval = watchdogInterval, monotonic - lastWatchdog > interval * 1000 / 2 else { return false }
         lastWatchdog = monotonic
         return true
     }
 
-    /// At a tick: the STATUS= to send now, if any (`held` is asked, and
+    /// The STATUS= to send now, if any (`held` is asked, and
     /// `line` made, only when one may be).
     mutating func status(at monotonic: UInt64, held: () -> Bool, _ line: () -> String) -> String? {
         guard monotonic - lastStatusAt >= 1_000_000_000, !held() else { return nil }
@@ -57,10 +59,35 @@ package struct ServiceState {
         return status
     }
 
+    /// At the timer: the STATUS= to send now, if its facts changed since
+    /// the last one judged (the line is made only then).
+    mutating func status(at monotonic: UInt64, facts: StatusFacts, held: @autoclosure () -> Bool, _ line: () -> String) -> String? {
+        guard facts != lastFacts, monotonic - lastStatusAt >= 1_000_000_000, !held() else { return nil }
+        lastFacts = facts
+        return status(at: monotonic, held: { false }, line)
+    }
+
+    /// When STATUS= is next due: a second after the last one, once its
+    /// facts changed; nil while they did not (or while output is held: its
+    /// release ends a turn, which asks again).
+    func statusDeadline(_ facts: StatusFacts, held: @autoclosure () -> Bool) -> UInt64? {
+        guard facts != lastFacts, !held() else { return nil }
+        return lastStatusAt + 1_000_000_000
+    }
+
     /// S-32's second half ran: the shell exits.
     mutating func stopped() { isStopped = true }
 
-    /// When this machine next has something to do: the next ping (a STATUS=
-    /// change rides on the tick that follows it; a reload on the turn's end).
+    /// When this machine next has something to do: the next ping (STATUS=
+    /// has its own, `statusDeadline`; a reload runs at the turn's end).
     var nextDeadline: UInt64? { watchdogInterval.map { lastWatchdog + $0 * 1000 / 2 + 1 } }
+}
+
+/// What STATUS= says, as numbers: the line is made only when they changed.
+struct StatusFacts: Equatable {
+    var connections: Int
+    var contexts: Int
+    var lockedOut: Int
+    var seq: UInt64
+    var failing: Bool
 }

@@ -1,14 +1,15 @@
 // `[Passcode] Backend=shadow` (S-44): a user's passcode is their login
 // password, checked with libxcrypt against the hash in `ShadowFile=`. The
 // file belongs to passwd(1): set-passcode and clear-passcode are refused,
-// and the daemon follows the file instead. A scanner off the loop re-reads
-// it when its stamp (inode, size, mtime, ctime) changes; the loop takes the
-// scan's verdicts (who has a usable hash) and records a `passcode-changed`
+// and the daemon follows the file instead. A thread of its own waits for
+// inotify to say the file changed (no polling, S-82; where inotify cannot
+// watch its directory, it looks once a second) and re-reads it when its
+// stamp (inode, size, mtime, ctime) changed, then wakes the loop (`scanned`),
+// which takes the scan's verdicts (who has a usable hash) and records a `passcode-changed`
 // by the daemon for every difference, so the core's `passcodeSet` (and any
 // replay of the log) follows the file (S-38). Each check reads the hash
 // afresh on the worker, so a password changed with passwd counts from the
 // next check on.
-import Dispatch
 import Glibc
 import LocalAuthConfig
 import LocalAuthCore
@@ -27,12 +28,13 @@ final class ShadowPasscodes: PasscodeStore {
     /// stops the daemon, with the fix in the message (fail closed, S-41).
     init(path: String) throws {
         self.path = path
-        scanner = ShadowScanner(path: path)
+        scanner = try ShadowScanner(path: path)
         guard let first = scanner.scanNow() else {
             throw StoreError("cannot read the shadow file \(path) (\(scanner.lastProblem ?? "unknown error")); "
                 + "with [Passcode] Backend=shadow the unit needs SupplementaryGroups=shadow (scripts/install writes that drop-in)")
         }
         usable = first
+        try scanner.start()
     }
 
     func isSet(_ uid: UserID) -> Bool { usable.contains(uid) }
@@ -56,10 +58,12 @@ final class ShadowPasscodes: PasscodeStore {
 
     static let changeRefused = StoreError("login passwords are changed with passwd, not through localauthd")
 
-    /// On the loop, every tick: asks for a scan (the scanner throttles and
-    /// skips unchanged files) and returns what changed since the last call.
+    /// Posted when a scan found a new verdict (the loop then calls `changes`).
+    var scanned: EventFD { scanner.wake }
+
+    /// On the loop, once `scanned` woke it (the shell drained it): what
+    /// changed since the last call.
     func changes() -> [(uid: UserID, set: Bool)] {
-        scanner.requestScan()
         guard let latest = scanner.takeResult() else { return [] }
         let added = latest.subtracting(usable).sorted().map { (uid: $0, set: true) }
         let removed = usable.subtracting(latest).sorted().map { (uid: $0, set: false) }
@@ -78,37 +82,54 @@ final class ShadowScanner: Sendable {
     private struct State {
         var stamp: Stamp?
         var result: Set<UserID>?
-        var running = false
-        var lastStart: UInt64 = 0
         var problem: String?
         var reportedProblem: String?
     }
 
     let path: String
     private let state = Mutex(State())
-    private let queue = DispatchQueue(label: "localauthd.shadow")
-    /// At most one look at the file per second (a stat; a read only when it changed).
-    private let interval: UInt64 = 1_000_000_000
+    /// Posted when `result` holds a new verdict.
+    let wake: EventFD
+    /// The file's directory under inotify; nil: it could not be watched.
+    private let watch: FileWatch?
 
-    init(path: String) { self.path = path }
+    /// The watch starts before the first scan (`scanNow`), so that no
+    /// change after that scan is missed.
+    init(path: String) throws {
+        self.path = path
+        wake = try EventFD()
+        do {
+            watch = try FileWatch(file: path)
+        } catch {
+            watch = nil
+            DaemonLog.notice("Cannot watch \(path) for changes (\(error)); looking at it once a second instead.")
+        }
+    }
 
     var lastProblem: String? { state.withLock { $0.problem } }
 
-    func requestScan() {
-        let start = MonotonicClock.nowNanos()
-        let go = state.withLock { s -> Bool in
-            guard !s.running, start &- s.lastStart >= interval else { return false }
-            s.running = true
-            s.lastStart = start
-            return true
-        }
-        guard go else { return }
-        queue.async { [self] in
-            let result = scanIfChanged()
-            state.withLock { s in
-                if let result { s.result = result }
-                s.running = false
+    /// Starts the thread that waits for changes (after the first scan).
+    func start() throws {
+        var handle = pthread_t()
+        let started = pthread_create(&handle, nil, { argument in
+            Unmanaged<ShadowScanner>.fromOpaque(argument!).takeRetainedValue().run()
+            return nil
+        }, Unmanaged.passRetained(self).toOpaque())
+        guard started == 0 else { throw SystemError(call: "pthread_create", errno: started) }
+        pthread_detach(handle)
+    }
+
+    /// Blocks until the file may have changed, scans it, tells the loop.
+    private func run() {
+        while true {
+            if let watch {
+                guard watch.waitForChange() else { continue }
+            } else {
+                sleep(1)
             }
+            guard let result = scanIfChanged() else { continue }
+            state.withLock { $0.result = result }
+            try? wake.post()
         }
     }
 
@@ -168,8 +189,9 @@ final class ShadowScanner: Sendable {
 }
 
 extension ServerCore {
-    /// Every tick: a difference the scanner found becomes a `passcode-changed`
-    /// recorded by the daemon itself (like the start-up reconciliation).
+    /// The scanner found a new verdict (the shell saw `scanned`): each
+    /// difference becomes a `passcode-changed` recorded by the daemon itself
+    /// (like the start-up reconciliation).
     func noticeLoginPasswordChanges() {
         guard logHealth.isRecording, let shadow = passcodes as? ShadowPasscodes else { return }
         for change in shadow.changes() {

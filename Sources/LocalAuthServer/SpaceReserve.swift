@@ -13,12 +13,14 @@
 // them, nothing for records landing in zeros already allocated). What a loop
 // turn appends reaches the file, and statvfs, only at the turn's end, and one
 // turn can read thousands of pipelined requests from hundreds of
-// connections: a look per tick, or even per request, would not see them.
+// connections: a look per 100 ms, or even per request, would not see them.
 // The estimate sees each record as it is appended, at one load and compare
-// per admitted request. The looks (statvfs) correct it: each tick, and at
-// the end of a turn after `judgeEveryRecords` records; a look's base is the
-// claim of what was on the file then (records appended but not written are
-// still to come off the free space it saw).
+// per admitted request. The looks (statvfs) correct it: at an admission when
+// the last look is older than `lookEvery` (what others wrote meanwhile; an
+// idle daemon looks at nothing, S-82), at `stats`, and at the end of a turn
+// after `judgeEveryRecords` records; a look's base is the claim of what was
+// on the file then (records appended but not written are still to come off
+// the free space it saw).
 import Glibc
 import LocalAuthSystem
 
@@ -45,15 +47,24 @@ extension ServerCore {
 
     /// Records that may be appended between two looks at the free space.
     static let judgeEveryRecords: UInt64 = 256
+    /// A look older than this is taken again before it judges an admission.
+    static let lookEvery: UInt64 = 100_000_000
+
+    /// The last look, taken again if it is older than `lookEvery`.
+    func lookAtSpaceIfStale() {
+        if let at = limits.spaceLookedAt, turn.monotonic &- at < ServerCore.lookEvery { return }
+        judgeSpaceReserve()
+    }
 
     /// End of a loop turn: look now if many records went in since the last look.
     func judgeSpaceReserveIfMuchWasAppended() {
         if authenticator.recorder.lastSeq &- limits.spaceJudgedAtSeq >= ServerCore.judgeEveryRecords { judgeSpaceReserve() }
     }
 
-    /// A look (the tick, or after many records): the free space now, by statvfs.
+    /// A look (a stale one at an admission, or after many records): the free space now, by statvfs.
     func judgeSpaceReserve() {
         limits.spaceJudgedAtSeq = authenticator.recorder.lastSeq
+        limits.spaceLookedAt = turn.monotonic
         let reserve = Int64(configuration.log.reserveSpace)
         // The claim of what is on the file, read before statvfs: a byte
         // written in between is counted twice (refusing early), never missed.
@@ -70,6 +81,7 @@ extension ServerCore {
     /// At admission of an unprivileged routine request: is the reserve
     /// reached, by the estimate? Sticks until the next look says otherwise.
     func reserveIsReached() -> Bool {
+        lookAtSpaceIfStale()
         if limits.spaceLow { return true }
         guard let free = limits.spaceLook.free else { return false }
         // Clamped: a log reopened after a failure starts its count again.

@@ -212,9 +212,12 @@ final class SimulatedDaemon {
         perform()
     }
 
+    /// Time passed: the shell's timer fires if a deadline the core gave is
+    /// due (S-82: the daemon wakes for nothing else on its own).
     func tick() {
         turn()
-        core.tick()
+        guard let deadline = core.nextDeadline(), deadline <= clock.monotonic else { return }
+        core.timerFired()
         perform()
     }
 

@@ -220,7 +220,7 @@ public final class Simulation {
             micros = -Int64(1 + random.below(300)) * Timestamp.second
             oracle.countClockSetBack()
         }
-        trace("time passes \(micros / 1000) ms, the ticker fires")
+        trace("time passes \(micros / 1000) ms, the timer fires if due")
         daemon.pass(micros: micros)
         daemon.tick()
     }

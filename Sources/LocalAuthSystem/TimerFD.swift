@@ -1,12 +1,16 @@
-// TimerFD: a CLOCK_MONOTONIC timer that becomes readable on the epoll loop
-// when it expires (deadlines, the systemd watchdog ping). Non-blocking.
+// TimerFD: a timer that becomes readable on the epoll loop when it expires
+// (the daemon's next deadline). CLOCK_MONOTONIC, or CLOCK_BOOTTIME, whose
+// time runs on during a suspend (a deadline that passed meanwhile is met
+// at the resume, not as long after it). Non-blocking.
 import CLocalAuthShim
 
 public struct TimerFD: Sendable {
     public let fileDescriptor: FileDescriptor
 
-    public init() throws(SystemError) {
-        fileDescriptor = FileDescriptor(rawValue: try retryOnInterrupt("timerfd_create") { la_timerfd_create() })
+    public init(countingSuspend: Bool = false) throws(SystemError) {
+        fileDescriptor = FileDescriptor(rawValue: try retryOnInterrupt("timerfd_create") {
+            countingSuspend ? la_timerfd_create_boottime() : la_timerfd_create()
+        })
     }
 
     /// Fires after `nanoseconds`, then every `interval` nanoseconds (0: once).

@@ -101,6 +101,15 @@ final class CoreHarness {
         turn()
     }
 
+    /// The shell's timer, armed for the core's next deadline: fires (and
+    /// returns true) only when that deadline has come.
+    @discardableResult
+    func timer() -> Bool {
+        guard let deadline = core.nextDeadline(), deadline <= monotonic else { return false }
+        core.timerFired()
+        return true
+    }
+
     /// A new loop turn, `advance` ns after the last.
     func turn(advance: UInt64 = 1_000_000) {
         monotonic += advance

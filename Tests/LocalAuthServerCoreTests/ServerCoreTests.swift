@@ -34,7 +34,7 @@ final class ServerCoreTests: XCTestCase {
         XCTAssertEqual(h.reply("w", on: user), "w OK")
         h.runJobs()
         h.turn()
-        h.core.tick()
+        h.timer()
         h.endOfTurn()
         // then the prompt that reveals it (one attempt fewer) is in no `.send`,
         XCTAssertLessThan(h.recorder.durableSeq, h.recorder.lastSeq)
@@ -161,12 +161,12 @@ final class ServerCoreTests: XCTestCase {
         h.feed("p pi", on: user)
         // when 9 s pass, nothing happens;
         h.turn(advance: 9_000_000_000)
-        h.core.tick()
+        h.timer()
         h.endOfTurn()
         XCTAssertEqual(h.lines(user), [])
         // when 2 s more pass, the connection is refused and closed.
         h.turn(advance: 2_000_000_000)
-        h.core.tick()
+        h.timer()
         h.endOfTurn()
         let lines = h.lines(user)
         XCTAssertTrue(lines.first?.contains("idle line timeout") ?? false, "\(lines)")
@@ -198,21 +198,16 @@ final class ServerCoreTests: XCTestCase {
         h.core.freeSpace = { _ in 1 << 20 }
         let user = try XCTUnwrap(h.open(uid: 1000))
         let root = try XCTUnwrap(h.open(uid: 0))
-        // when the tick looks,
-        h.turn()
-        h.core.tick()
-        h.endOfTurn()
-        // then uid 1000's routine request is refused, root's is not, and the journal says so.
+        // when uid 1000's routine request is admitted (its look at the space),
+        // then it is refused, root's is not, and the journal says so.
         h.feed("n new\n", on: user)
         h.feed("r new\n", on: root)
         XCTAssertTrue(h.reply("n", on: user)?.contains("unavailable") ?? false, "\(h.lines(user))")
         XCTAssertTrue(h.reply("r", on: root)?.hasPrefix("r OK ctx=") ?? false, "\(h.lines(root))")
         XCTAssertTrue(h.journal.contains { $0.priority == .error && $0.message.contains("ReserveSpace=") })
-        // And when space is back, the next look serves everyone.
+        // And when space is back, the next look (a look is good for 100 ms) serves everyone.
         h.core.freeSpace = { _ in 1 << 30 }
-        h.turn()
-        h.core.tick()
-        h.endOfTurn()
+        h.turn(advance: ServerCore.lookEvery)
         h.feed("n2 new\n", on: user)
         XCTAssertTrue(h.reply("n2", on: user)?.hasPrefix("n2 OK ctx=") ?? false, "\(h.lines(user))")
     }

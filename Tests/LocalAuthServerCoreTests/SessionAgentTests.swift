@@ -128,7 +128,7 @@ final class SessionAgentTests: XCTestCase {
         let a = try XCTUnwrap(h.open(uid: alice, pid: 501))
         h.feed("a register-agent\n", on: a)
         h.turn(advance: 3_100_000_000)
-        h.core.tick()
+        h.timer()
         h.endOfTurn()
         XCTAssertEqual(try parsed(h.reply("a", on: a)).errorName, "unavailable")
     }

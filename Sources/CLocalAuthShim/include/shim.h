@@ -79,6 +79,8 @@ int la_signalfd_read(int fd);
 
 /// timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC).
 int la_timerfd_create(void);
+/// timerfd_create(CLOCK_BOOTTIME, ...): its time runs on during a suspend.
+int la_timerfd_create_boottime(void);
 /// Arms the timer: first expiry after `initial_ns` (0 disarms), then every
 /// `interval_ns` (0 for one-shot).
 int la_timerfd_set(int fd, uint64_t initial_ns, uint64_t interval_ns);

@@ -121,8 +121,8 @@ final class BusFront {
         try? epoll.modify(FileDescriptor(rawValue: registeredFD), events: writable ? [.readable, .writable] : .readable, data: token)
     }
 
-    /// Each tick: retries, the bus's call timeouts, app id reads that take too long.
-    func tick() {
+    /// The loop's timer: retries, the bus's call timeouts, app id reads that take too long.
+    func timerFired() {
         connectIfNeeded()
         if let bus, let deadline = bus.deadline, deadline <= MonotonicClock.nowNanos() / 1000 { busReady() }
         let now = MonotonicClock.nowNanos()
@@ -131,6 +131,13 @@ final class BusFront {
             appReadsStuck = true
             if let caller = callers[name], caller.phase == .identifying { admit(caller) }
         }
+    }
+
+    /// When the timer is next needed (monotonic ns): the retry while there
+    /// is no bus, a call's timeout, the oldest app id read's limit.
+    var nextDeadline: UInt64? {
+        guard let bus else { return lastAttempt + BusFront.retryEvery }
+        return ([bus.deadline.map { $0 * 1000 }] + appDeadlines.values.map { Optional($0) }).compactMap { $0 }.min()
     }
 
     /// The bus is gone, or would not give us the name: every caller's

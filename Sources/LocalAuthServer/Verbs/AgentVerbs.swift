@@ -87,7 +87,7 @@ extension ServerCore {
         parked.letGo(parked.peerSessions.answered(id, facts))
     }
 
-    /// Each tick: a lookup logind never answered ends as unavailable.
+    /// At the timer (its deadline): a lookup logind never answered ends as unavailable.
     func expireSessionLookups() {
         guard parked.peerSessions.isAsking else { return }
         parked.letGo(parked.peerSessions.expire(now: turn.monotonic))

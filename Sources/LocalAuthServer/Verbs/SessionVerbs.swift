@@ -25,6 +25,7 @@ extension ServerCore {
     }
 
     func stats(_ request: Request, _ connection: Connection.ID) {
+        lookAtSpaceIfStale()  // space-low as it is now
         replyOK(connection, request.tag, [
             ("connections", String(connections.count)), ("contexts", String(authenticator.state.contexts.count)),
             ("accepted", String(counters.accepted)), ("refused-connections", String(counters.refusedConnections)),
