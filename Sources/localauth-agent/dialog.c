@@ -244,6 +244,13 @@ static void trace(struct agent_dialog *dialog) {
         g_string_append_printf(line, " %s=\"%s\"", shown[k].name, escaped);
         g_free(escaped);
     }
+    /* The icon by its name (a themed icon) or its file, as GIO writes it. */
+    GIcon *icon = gtk_image_get_gicon(GTK_IMAGE(dialog->icon));
+    char *icon_name = icon ? g_icon_to_string(icon) : NULL;
+    char *escaped_icon = g_strescape(icon_name ? icon_name : "-", NULL);
+    g_string_append_printf(line, " icon=\"%s\"", escaped_icon);
+    g_free(escaped_icon);
+    g_free(icon_name);
     g_string_append_printf(line, " password=%s cancel=\"%s\" fallback=%s", dialog->takes_password ? "shown" : "hidden",
                            gtk_button_get_label(GTK_BUTTON(dialog->cancel)),
                            gtk_widget_get_visible(dialog->fallback) ? gtk_button_get_label(GTK_BUTTON(dialog->fallback)) : "-");

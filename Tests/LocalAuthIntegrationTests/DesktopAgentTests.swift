@@ -136,6 +136,7 @@ final class DesktopAgentTests: XCTestCase {
         // Who asks: this test process, as the kernel names it.
         let program = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
         XCTAssertTrue(line.contains("program=\"\(program)"), "\(line) lacks \(program)")
+        XCTAssertTrue(line.contains(#"icon="application-x-executable""#), "a program no .desktop file names: \(line)")
         let admin = try daemon.connect()
         XCTAssertOK(try admin.request("f sensor uid=0 result=match"))
         XCTAssertEqual(try app.next(tag: "e")["method"], "biometric")
@@ -236,6 +237,7 @@ final class DesktopAgentTests: XCTestCase {
         XCTAssertTrue(waitUntil { shown().contains(#"name="Secure Notes wants you to authenticate""#) }, shown())
         let line = shown()
         XCTAssertTrue(line.contains("program=\"\(try Binary.find("localauth-app-probe"))\""), line)
+        XCTAssertTrue(line.contains(#"icon="accessories-text-editor""#), "the icon of its .desktop file: \(line)")
         XCTAssertTrue(line.contains(#"reason="Open the note \"Tax 2026\"""#), line)
         XCTAssertTrue(line.contains("password=shown"), line)
         // The picture the README shows (docs/images), kept by CI too.
@@ -286,6 +288,7 @@ final class DesktopAgentTests: XCTestCase {
         XCTAssertTrue(waitUntil { shown().contains(#"name="Sandboxed Notes wants you to authenticate""#) }, shown())
         // Its program as the sandbox names it, never taken for the host's file.
         XCTAssertTrue(shown().contains("(Flatpak org.example.SandboxedNotes)\""), shown())
+        XCTAssertTrue(shown().contains(#"icon="accessories-text-editor""#), "the icon of its id's .desktop file: \(shown())")
         XCTAssertTrue(shown().contains(#"reason="Open the sandboxed notes""#), shown())
         try keepScreenshot(named: "localauth-agent-flatpak-app.png")
         _ = try xdotool(["windowfocus", "--sync", window])
