@@ -2,8 +2,9 @@
 // bus: the seed articles' three questions — can this device use biometrics
 // and which kind, authenticate with a reason, has the enrolled set changed —
 // answered by each example's own program, in Python (Gio), C (sd-bus) and
-// JavaScript (GJS). The three print the same lines, so one scenario checks
-// them all.
+// JavaScript (GJS); and, as LAContext, each asks for the system's prompt, so
+// a session's agent asks instead of the program (S-66). The three print the
+// same lines, so one scenario checks them all.
 import Foundation
 import LocalAuthTestSupport
 import XCTest
@@ -39,6 +40,37 @@ final class ExampleTests: BusTestCase {
     func test_c_authenticatesByTheSensorAndByThePasscode() throws { try authenticates("c") }
     func test_javascript_theSeedHelpersThreeQuestionsAreAnswered() throws { try threeQuestions("javascript") }
     func test_javascript_authenticatesByTheSensorAndByThePasscode() throws { try authenticates("javascript") }
+
+    func test_python_theSessionsAgentAsksAndTheProgramNeverSeesThePassword() throws { try agentAsks("python") }
+    func test_c_theSessionsAgentAsksAndTheProgramNeverSeesThePassword() throws { try agentAsks("c") }
+    func test_javascript_theSessionsAgentAsksAndTheProgramNeverSeesThePassword() throws { try agentAsks("javascript") }
+
+    /// S-66: each example asks for the system's prompt, as LAContext does; in
+    /// a session with an agent the agent is asked, and the program is told
+    /// only that it asks, then the answer.
+    private func agentAsks(_ language: String) throws {
+        let mock = try LogindMock()
+        try mock.addSession("c1", uid: 0, user: "root", pid: getpid())
+        try startDaemon("[Biometry]\nLogindBus=\(mock.bus)\n")
+        let program = try example(language)
+        let admin = try admin()
+        try admin.ok("set-passcode secret=1234")
+        try admin.ok("enroll uid=0")
+        let agent = try daemon.connect()
+        XCTAssertEqual(try agent.request("a register-agent").status, .ok)
+        // Held until its pid is in the agent's session (logind is asked at its evaluation).
+        let app = try Client(running: "/bin/sh", ["-c", "read go; exec \"$0\" \"$@\"", program, "--authenticate", "open the notes"],
+                             environment: bus.environment, stderrPath: bus.directory.path + "/example.err")
+        try mock.mapPID(try XCTUnwrap(app.programPID), to: "c1")
+        try app.send("go")
+        XCTAssertEqual(try app.nextLine(), "Your session's dialog asks.", readText(bus.directory.path + "/example.err"))
+        let prompt = try agent.next(tag: "a")
+        XCTAssertEqual(prompt["kind"], "biometric-or-passcode")
+        XCTAssertEqual(prompt["reason"], "open the notes")
+        XCTAssertEqual(prompt["app-pid"], String(try XCTUnwrap(app.programPID)), "the program, as the bus names it")
+        XCTAssertOK(try agent.request("p passcode request=\(try XCTUnwrap(prompt["request"])) secret=1234"))
+        XCTAssertEqual(try app.nextLine(), "authenticated by passcode")
+    }
 
     private func threeQuestions(_ language: String) throws {
         try startDaemon()

@@ -5,7 +5,7 @@
  * examples/python/biometry-check:
  *
  *   biometry-check                       can this device use biometrics, and which kind
- *   biometry-check --authenticate REASON authenticate (the sensor, then the passcode)
+ *   biometry-check --authenticate REASON authenticate: the session's dialog (its agent), else here (the sensor, then the passcode)
  *   biometry-check --save-state FILE     keep the enrolled set's token in FILE
  *   biometry-check --changed FILE        has the enrolled set changed since then?
  *
@@ -188,6 +188,8 @@ static int authenticate(sd_bus *bus, const char *reason) {
     char *context_path = strdup(context);
     sd_bus_message_unref(reply);
     sd_bus_set_property(bus, SERVICE, context_path, CONTEXT, "LocalizedFallbackTitle", NULL, "s", "Use Password");
+    /* The system's prompt, as LAContext asks for it: the session's agent, where there is one (S-66). */
+    sd_bus_set_property(bus, SERVICE, context_path, CONTEXT, "Prompts", NULL, "s", "agent");
     /* Signals are believed from the daemon's unique name only: anyone may send one to us. */
     r = sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetNameOwner",
                            &error, &reply, "s", SERVICE);

@@ -5,7 +5,7 @@
 // output as examples/python/biometry-check:
 //
 //   biometry-check.js                       can this device use biometrics, and which kind
-//   biometry-check.js --authenticate REASON authenticate (the sensor, then the passcode)
+//   biometry-check.js --authenticate REASON authenticate: the session's dialog (its agent), else here (the sensor, then the passcode)
 //   biometry-check.js --save-state FILE     keep the enrolled set's token in FILE
 //   biometry-check.js --changed FILE        has the enrolled set changed since then?
 //
@@ -65,8 +65,11 @@ function isatty() {
 // evaluatePolicy(.deviceOwnerAuthentication, localizedReason:).
 function authenticate(bus, reason) {
     const [context] = call(bus, ROOT, SERVICE, 'CreateContext', null, '(o)');
-    call(bus, context, 'org.freedesktop.DBus.Properties', 'Set',
-        new GLib.Variant('(ssv)', [CONTEXT, 'LocalizedFallbackTitle', new GLib.Variant('s', 'Use Password')]));
+    // The system's prompt, as LAContext asks for it: the session's agent, where there is one (S-66).
+    for (const [name, value] of [['LocalizedFallbackTitle', 'Use Password'], ['Prompts', 'agent']]) {
+        call(bus, context, 'org.freedesktop.DBus.Properties', 'Set',
+            new GLib.Variant('(ssv)', [CONTEXT, name, new GLib.Variant('s', value)]));
+    }
     // Signals are believed from the daemon's unique name only: anyone may send one to us.
     const [owner] = bus.call_sync('org.freedesktop.DBus', '/org/freedesktop/DBus', 'org.freedesktop.DBus',
         'GetNameOwner', new GLib.Variant('(s)', [SERVICE]), new GLib.VariantType('(s)'),

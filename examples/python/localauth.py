@@ -75,12 +75,16 @@ class BiometryHelper:
 
     def authenticate(self, reason, on_prompt=None, fallback_title="Use Password", cancel_title="Cancel"):
         """evaluatePolicy(.deviceOwnerAuthentication, localizedReason:): the
-        sensor, then the passcode. `on_prompt(kind, details)` is called for
-        each prompt; for a passcode prompt it returns the passcode (bytes) or
-        None to cancel. Returns the method ("biometric", "passcode", ...);
-        raises LAError on failure."""
+        sensor, then the passcode. As LAContext does, it asks for the system's
+        prompt: where the session has an agent, its dialog asks (one Prompt of
+        kind "agent", S-66) and this process never sees the password; else
+        `on_prompt(kind, details)` is called for each prompt, and for a
+        passcode prompt returns the passcode (bytes) or None to cancel.
+        Returns the method ("biometric", "passcode", ...); raises LAError on
+        failure."""
         context = self._call(ROOT, SERVICE, "CreateContext", None, "(o)")[0]
-        for name, value in (("LocalizedFallbackTitle", fallback_title), ("LocalizedCancelTitle", cancel_title)):
+        for name, value in (("LocalizedFallbackTitle", fallback_title), ("LocalizedCancelTitle", cancel_title),
+                            ("Prompts", "agent")):
             self._call(context, "org.freedesktop.DBus.Properties", "Set",
                        GLib.Variant("(ssv)", (CONTEXT, name, GLib.Variant("s", value))))
         # Signals come from the daemon's unique name only: anyone may send a
