@@ -135,9 +135,9 @@ public enum Daemon {
                                  snapshotInbox: snapshotInbox)
         // LARight's store and key (RightStore.swift, SecretKey.swift): a
         // damaged store or an unusable key stops the start, naming the file.
-        server.rights = try RightStore.open(directory: stateDirectory)
+        server.rights.store = try RightStore.open(directory: stateDirectory)
         let secretKey = try SecretKey.load(configuration.secrets, stateDirectory: stateDirectory)
-        server.secretKey = secretKey.bytes
+        server.rights.secretKey = secretKey.bytes
         DaemonLog.info("LARight's secrets are sealed with the key from \(secretKey.source).")
         var log = opened.log
         var snapshots = opened.snapshots

@@ -90,7 +90,7 @@ final class EventLoop {
         epoll = try Epoll(capacity: 512)
         timer = try TimerFD(countingSuspend: true)
         workers = try PasscodeWorkers(count: ServerCore.passcodeWorkers)
-        keyWorkers = try KeyWorkers(count: ServerCore.keyWorkerCount)
+        keyWorkers = try KeyWorkers(count: SavedRights.keyWorkers)
         adminLookups = try ServerCore.makeAdminLookups()
         rightsWriter = try LookupThread { write in
             do throws(SystemError) {

@@ -78,7 +78,7 @@ extension ServerCore {
             send(writer.bytes, to: connection)
         case .evaluationSucceeded(let uid, let ctx, _, let method):
             if !agents.isEmpty, let destination = agents.close(ctx) { sendAgentDone(destination, result: "success") }
-            if !pendingRights.isEmpty { rightEvaluationSucceeded(ctx, method: method) }
+            if rights.isAuthorizing { rightEvaluationSucceeded(ctx, method: method) }
             guard let (connection, tag) = evaluationOwner(ctx) else { return }
             connections[connection]?.evaluationTags[ctx] = nil
             let notice = connections[connection]?.notices.remove(ctx) != nil
@@ -102,7 +102,7 @@ extension ServerCore {
             send(writer.bytes, to: connection)
         case .evaluationFailed(_, let ctx, _, let failure):
             if !agents.isEmpty, let destination = agents.close(ctx) { sendAgentDone(destination, result: failure.code.wireName) }
-            if !pendingRights.isEmpty { rightEvaluationFailed(ctx) }
+            if rights.isAuthorizing { rightEvaluationFailed(ctx) }
             guard let (connection, tag) = evaluationOwner(ctx) else { return }
             connections[connection]?.evaluationTags[ctx] = nil
             connections[connection]?.notices.remove(ctx)

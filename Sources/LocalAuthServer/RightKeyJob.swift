@@ -18,7 +18,7 @@ package struct KeyJob: Sendable {
     /// The right's key at rest, and the box's additional data (RightStore.keyAdditionalData).
     var key: StoredKey
     var additionalData: [UInt8]
-    /// The daemon's key (the same storage as ServerCore.secretKey: no copy is made).
+    /// The daemon's key (the same storage as SavedRights.secretKey: no copy is made).
     var daemonKey: [UInt8]
     /// `data=` (sign, decrypt) or the other party's `public-key=` (exchange).
     var input: [UInt8]
@@ -115,7 +115,7 @@ extension KeyJob {
 /// The key workers (S-81): the loop hands each job over, a concurrent queue
 /// runs it, the results come back through a mutex-guarded inbox and an
 /// eventfd that wakes the loop. Which job runs when is the loop's
-/// `keyQueue` (users in turn, one job per user, at most `count` at once).
+/// SavedRights (users in turn, one job per user, at most `count` at once).
 final class KeyWorkers: Sendable {
     let wake: EventFD
     let count: Int

@@ -16,13 +16,6 @@ import LocalAuthCore
 import LocalAuthProtocol
 import LocalAuthSystem
 
-/// A change waiting for the store to be durable: who to answer, what to record.
-struct RightWaiter {
-    var connection: Connection.ID
-    var tag: String
-    var facts: [RightFact]
-}
-
 /// The store's bytes for the shell's writer thread.
 package struct RightsWrite: Sendable {
     package var token: UInt64
@@ -30,45 +23,24 @@ package struct RightsWrite: Sendable {
     package var bytes: [UInt8]
 }
 
-/// The writes in flight and the changes waiting for the next one.
-struct RightWrites {
-    var inFlight: (token: UInt64, snapshot: [UserID: [String: StoredRight]], waiters: [RightWaiter])?
-    var waiting: [RightWaiter] = []
-    var nextToken: UInt64 = 1
-}
-
 extension ServerCore {
     /// A change is in the store's memory: it is answered once a write that
-    /// holds it is durable.
+    /// holds it is durable (SavedRights.swift keeps the writes).
     func awaitRightsWrite(_ waiter: RightWaiter) {
-        rightWrites.waiting.append(waiter)
-        if rightWrites.inFlight == nil { startRightsWrite() }
-    }
-
-    private func startRightsWrite() {
-        let token = rightWrites.nextToken
-        rightWrites.nextToken += 1
-        rightWrites.inFlight = (token, rights.current, rightWrites.waiting)
-        rightWrites.waiting = []
-        actions.append(.writeRights(RightsWrite(token: token, path: rights.path, bytes: rights.encoded())))
+        if let write = rights.awaitWrite(waiter) { actions.append(.writeRights(write)) }
     }
 
     /// The shell's answer to `.writeRights`: nil when the bytes are durable.
     func rightsWritten(_ token: UInt64, failure: SystemError?) {
-        guard let inFlight = rightWrites.inFlight, inFlight.token == token else { return }
-        rightWrites.inFlight = nil
-        if let failure {
-            journal(.error, "Failed to write the right store \(rights.path): \(failure)")
-            rights.rollBack()
-            let dropped = inFlight.waiters + rightWrites.waiting
-            rightWrites.waiting = []
+        guard let answer = rights.written(token, failed: failure != nil) else { return }
+        if case .failed(let dropped) = answer, let failure {
+            journal(.error, "Failed to write the right store \(rights.store.path): \(failure)")
             for waiter in dropped where connections.contains(waiter.connection) {
                 reply(waiter.connection, waiter.tag, ProtocolError(.internal, "The right store could not be written."))
             }
-            return
         }
-        rights.written(inFlight.snapshot)
-        for waiter in inFlight.waiters {
+        guard case .durable(let waiters) = answer else { return }
+        for waiter in waiters {
             // The store changed whether or not its requester is still there:
             // the change is recorded either way; only an open one is answered.
             guard connections.contains(waiter.connection) else {
@@ -82,6 +54,6 @@ extension ServerCore {
             }
             if recorded { replyOK(waiter.connection, waiter.tag) }
         }
-        if !rightWrites.waiting.isEmpty { startRightsWrite() }
+        if let next = rights.nextWrite() { actions.append(.writeRights(next)) }
     }
 }

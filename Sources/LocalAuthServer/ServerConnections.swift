@@ -252,7 +252,7 @@ extension ServerCore {
         }
         let contexts = connections[id]?.contexts ?? []
         limits.contextsEnded += contexts.count
-        if !rightGrants.isEmpty || !pendingRights.isEmpty { forgetRightGrants(of: id) }
+        if rights.touchesContexts { forgetRightGrants(of: id) }
         for ctx in contexts.sorted() {
             run(.invalidate(ctx: ctx, reason: .disconnect), connection: id, tag: nil, now: now)
             contextOwners[ctx] = nil

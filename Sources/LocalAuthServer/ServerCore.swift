@@ -86,21 +86,9 @@ package final class ServerCore {
     var watches = WatchTable()
     /// Session agents and their open requests (S-65..S-68, AgentVerbs.swift).
     var agents = AgentTable()
-    /// LARight's rights and the key of their secrets (RightVerbs.swift);
-    /// the daemon sets both before it serves.
-    var rights = RightStore(path: "/dev/null")
-    var secretKey: [UInt8] = []
-    /// Rights granted on a context (identifier -> the right's generation),
-    /// and right-authorizes whose evaluation runs.
-    var rightGrants: [ContextID: [String: UInt64]] = [:]
-    /// The right store's writes, off the loop (RightStoreWrites.swift).
-    var rightWrites = RightWrites()
-    var pendingRights: [ContextID: PendingRightAuthorization] = [:]
-    /// The rights' key operations (RightKeyVerbs.swift, S-81): waiting, by
-    /// user in turn, and running on a worker (by token).
-    var keyQueue = PasscodeQueue<PendingKeyJob>(workers: ServerCore.keyWorkerCount, perUserLimit: ServerCore.keyJobsPerUser)
-    var runningKeyJobs: [UInt64: PendingKeyJob] = [:]
-    var nextKeyToken: UInt64 = 1
+    /// LARight's rights: the store and its key (the daemon sets both before
+    /// it serves), grants, the store's writes, key operations (SavedRights.swift).
+    var rights = SavedRights()
     /// S-61..S-63: where clients and the reader are (Whereabouts.swift), and
     /// logind itself (nil: none to ask).
     var whereabouts = Whereabouts()

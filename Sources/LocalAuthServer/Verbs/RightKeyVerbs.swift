@@ -34,10 +34,6 @@ struct PendingKeyJob {
 }
 
 extension ServerCore {
-    /// S-81: waiting key operations per uid; more are refused with `busy`.
-    static let keyJobsPerUser = 4
-    /// The key workers (EventLoop's KeyWorkers has as many threads).
-    static let keyWorkerCount = 2
     /// PROTOCOL.md v1.4: `data=` and `requested-size=` at most this many bytes.
     static let maximumKeyDataBytes = 4096
 
@@ -45,24 +41,24 @@ extension ServerCore {
     /// under the daemon's key at once and wiped (EC_KEY_free clears it);
     /// nil where the daemon has no key (a core driven without one).
     func makeRightKey(_ uid: UserID, _ identifier: String) -> StoredKey? {
-        guard secretKey.count == AESGCM.keySize else { return nil }
+        guard rights.secretKey.count == AESGCM.keySize else { return nil }
         let key = P256PrivateKey.generate()
         let publicKey = key.publicKey
         let sealed = key.withScalar {
-            AESGCM.seal($0, key: secretKey, additionalData: RightStore.keyAdditionalData(uid, identifier, publicKey: publicKey))
+            AESGCM.seal($0, key: rights.secretKey, additionalData: RightStore.keyAdditionalData(uid, identifier, publicKey: publicKey))
         }
         return StoredKey(publicKey: publicKey, sealedScalar: sealed)
     }
 
     func rightPublicKey(_ request: Request, _ connection: Connection.ID) {
         guard let identifier = rightIdentifier(request, connection) else { return }
-        guard let right = rights.right(peer(of: connection).uid, identifier) else { return unknownRight(connection, request.tag) }
+        guard let right = rights.store.right(peer(of: connection).uid, identifier) else { return unknownRight(connection, request.tag) }
         guard let key = right.key else { return reply(connection, request.tag, Self.keylessRight) }
         replyOK(connection, request.tag) { line in line.append(key: "public-key", base64Of: key.publicKey) }
     }
 
     func rightList(_ request: Request, _ connection: Connection.ID) {
-        let owned = rights.rights[peer(of: connection).uid] ?? [:]
+        let owned = rights.store.rights[peer(of: connection).uid] ?? [:]
         for (identifier, right) in owned.sorted(by: { $0.key < $1.key }) {
             sendLine(to: connection) { line in
                 line.beginResponse(tag: request.tag, status: .right)
@@ -83,7 +79,7 @@ extension ServerCore {
     private func admitKeyOperation(_ operation: KeyOperation, _ request: Request, _ connection: Connection.ID) {
         guard let ctx = ownedContext(request, connection), let identifier = rightIdentifier(request, connection),
               let uid = rightContextUser(ctx, request, connection) else { return }
-        guard let right = rights.right(uid, identifier) else { return unknownRight(connection, request.tag) }
+        guard let right = rights.store.right(uid, identifier) else { return unknownRight(connection, request.tag) }
         guard let name = request.arguments.value(for: "algorithm") else {
             return reply(connection, request.tag, ProtocolError(.missingArgument, "algorithm= is required (a SecKeyAlgorithm raw value)."))
         }
@@ -107,18 +103,18 @@ extension ServerCore {
             }
         }
         if let refusal = keyUseRefusal(uid, ctx, identifier, right) { return reply(connection, request.tag, refusal) }
-        let busy = ProtocolError(.busy, "At most \(Self.keyJobsPerUser) key operations of a user wait at once; wait for their answers.")
-        guard keyQueue.hasRoom(for: uid) else { return reply(connection, request.tag, busy) }
+        let busy = ProtocolError(.busy, "At most \(SavedRights.keyJobsPerUser) key operations of a user wait at once; wait for their answers.")
+        guard rights.keyQueueHasRoom(for: uid) else { return reply(connection, request.tag, busy) }
         // S-48: charged now, so that a flood is refused before it queues.
         if let refusal = loggedRequestRefusal(connection, events: 1) { return reply(connection, request.tag, refusal) }
-        guard keyQueue.enqueue(job, for: uid) else { return reply(connection, request.tag, busy) }
+        guard rights.enqueueKeyJob(job) else { return reply(connection, request.tag, busy) }
         startKeyJobs()
     }
 
     /// Why the right's key may not be used on `ctx` now (S-79), or nil.
     func keyUseRefusal(_ uid: UserID, _ ctx: ContextID, _ identifier: String, _ right: StoredRight) -> ProtocolError? {
         guard right.key != nil else { return Self.keylessRight }
-        guard authenticator.state.contexts[ctx]?.isOpen == true, rightGrants[ctx]?[identifier] == right.generation else {
+        guard authenticator.state.contexts[ctx]?.isOpen == true, rights.isGranted(identifier, on: ctx, generation: right.generation) else {
             return ProtocolError(.notAuthorized, "The right is not authorized on this context; authorize it first (right-authorize).")
         }
         if right.requirement == .biometryCurrentSet {
@@ -136,45 +132,41 @@ extension ServerCore {
 
     /// Starts waiting key operations while workers are free, each judged again first.
     func startKeyJobs() {
-        while let (uid, job) = keyQueue.next() {
+        while let job = rights.nextKeyJob() {
+            let uid = job.uid
             guard connections.contains(job.connection) else {
-                keyQueue.finished(uid)
+                rights.keyJobDropped(job)
                 continue
             }
-            guard let right = rights.right(uid, job.identifier), right.generation == job.generation, let key = right.key else {
-                keyQueue.finished(uid)
+            guard let right = rights.store.right(uid, job.identifier), right.generation == job.generation, let key = right.key else {
+                rights.keyJobDropped(job)
                 reply(job.connection, job.tag, ProtocolError(.notAuthorized,
                     "The right was removed or saved again (a new key) while the operation waited."))
                 continue
             }
             if let refusal = keyUseRefusal(uid, job.ctx, job.identifier, right) {
-                keyQueue.finished(uid)
+                rights.keyJobDropped(job)
                 reply(job.connection, job.tag, refusal)
                 continue
             }
             let outcome = run(.recordRight(.keyUsed(uid: uid, ctx: job.ctx, identifier: job.identifier, algorithm: job.algorithm)),
                               connection: job.connection, tag: job.tag, now: now)
             guard events(outcome, job.connection, job.tag) != nil else {
-                keyQueue.finished(uid)
+                rights.keyJobDropped(job)
                 continue
             }
-            let token = nextKeyToken
-            nextKeyToken += 1
-            var running = job
-            running.input = []
-            runningKeyJobs[token] = running
+            let token = rights.keyJobStarted(job)
             actions.append(.runKeyJob(token: token, KeyJob(
                 algorithm: job.algorithm, key: key,
                 additionalData: RightStore.keyAdditionalData(uid, job.identifier, publicKey: key.publicKey),
-                daemonKey: secretKey, input: job.input, sharedInfo: job.sharedInfo, requestedSize: job.requestedSize)))
+                daemonKey: rights.secretKey, input: job.input, sharedInfo: job.sharedInfo, requestedSize: job.requestedSize)))
         }
     }
 
     /// The workers' answers: each written into its reply and wiped (S-50).
     func keyJobsFinished(_ completions: [KeyCompletion]) {
         for completion in completions {
-            guard let job = runningKeyJobs.removeValue(forKey: completion.token) else { continue }
-            keyQueue.finished(job.uid)
+            guard let job = rights.keyJobFinished(completion.token) else { continue }
             guard connections.contains(job.connection) else { continue }
             if !logHealth.isRecording {
                 reply(job.connection, job.tag, ProtocolError(.unavailable,
@@ -188,7 +180,7 @@ extension ServerCore {
             case .refused(let why):
                 replySecurityError(job.connection, job.tag, why)
             case .unopenable:
-                journal(.error, "A key in the right store \(rights.path) does not open with the daemon's key.")
+                journal(.error, "A key in the right store \(rights.store.path) does not open with the daemon's key.")
                 reply(job.connection, job.tag, ProtocolError(.internal, "The right's key cannot be opened with this daemon's key."))
             }
         }

@@ -20,13 +20,6 @@ import LocalAuthCore
 import LocalAuthProtocol
 import LocalAuthSystem
 
-/// A running right-authorize, waiting for its evaluation's outcome.
-struct PendingRightAuthorization {
-    var uid: UserID
-    var identifier: String
-    var generation: UInt64
-}
-
 extension ServerCore {
     func rightSave(_ request: Request, _ connection: Connection.ID) {
         secretSeen = true
@@ -53,7 +46,7 @@ extension ServerCore {
         }
         defer { if secret != nil { SecretMemory.wipe(&secret!) } }
         let limit = configuration.secrets.maxRightsPerUser
-        if rights.right(uid, identifier) == nil, rights.count(uid) >= limit {
+        if rights.store.right(uid, identifier) == nil, rights.store.count(uid) >= limit {
             return reply(connection, request.tag, ProtocolError(.limitExceeded,
                 "A user may keep at most \(limit) rights (MaxRightsPerUser); remove one first."))
         }
@@ -61,9 +54,9 @@ extension ServerCore {
         // evaluate's: the save and its key's creation (S-78).
         if let refusal = loggedRequestRefusal(connection, events: 2) { return reply(connection, request.tag, refusal) }
         let user = authenticator.state.user(uid)
-        let sealed = secret.map { AESGCM.seal($0, key: secretKey, additionalData: RightStore.additionalData(uid, identifier)) }
+        let sealed = secret.map { AESGCM.seal($0, key: rights.secretKey, additionalData: RightStore.additionalData(uid, identifier)) }
         let key = makeRightKey(uid, identifier)
-        rights.save(uid, identifier, requirement: requirement,
+        rights.store.save(uid, identifier, requirement: requirement,
                     domainState: user.templates.isEmpty ? "" : user.domainState.description, sealed: sealed, key: key)
         // Recorded and answered once the store is durable, off the loop
         // (RightStoreWrites.swift): the save, then its key's creation (S-78).
@@ -76,7 +69,7 @@ extension ServerCore {
 
     func rightState(_ request: Request, _ connection: Connection.ID) {
         guard let identifier = rightIdentifier(request, connection) else { return }
-        guard let right = rights.right(peer(of: connection).uid, identifier) else { return unknownRight(connection, request.tag) }
+        guard let right = rights.store.right(peer(of: connection).uid, identifier) else { return unknownRight(connection, request.tag) }
         replyOK(connection, request.tag, [("requirement", right.requirement.wireName),
                                           ("has-secret", right.sealed == nil ? "false" : "true"),
                                           ("has-key", right.key == nil ? "false" : "true")])
@@ -87,14 +80,14 @@ extension ServerCore {
         let identifiers: [String]
         switch (request.arguments.value(for: "identifier"), request.arguments.value(for: "all")) {
         case (nil, "true"?):
-            identifiers = rights.rights[uid].map { Array($0.keys).sorted() } ?? []
+            identifiers = rights.store.rights[uid].map { Array($0.keys).sorted() } ?? []
         case (nil, let other?):
             return reply(connection, request.tag, ProtocolError(.badArgument, "all= takes only true, not \"\(other)\"."))
         case (.some, .some):
             return reply(connection, request.tag, ProtocolError(.badArgument, "Give identifier= or all=true, not both."))
         case (.some, nil):
             guard let identifier = rightIdentifier(request, connection) else { return }
-            guard rights.right(uid, identifier) != nil else { return unknownRight(connection, request.tag) }
+            guard rights.store.right(uid, identifier) != nil else { return unknownRight(connection, request.tag) }
             identifiers = [identifier]
         case (nil, nil):
             return reply(connection, request.tag, ProtocolError(.missingArgument, "identifier= or all=true is required."))
@@ -102,7 +95,7 @@ extension ServerCore {
         if !identifiers.isEmpty, let refusal = loggedRequestRefusal(connection, events: identifiers.count) {
             return reply(connection, request.tag, refusal)
         }
-        let removed = rights.remove(uid, identifiers)
+        let removed = rights.store.remove(uid, identifiers)
         guard !removed.isEmpty else { return replyOK(connection, request.tag) }
         awaitRightsWrite(RightWaiter(connection: connection, tag: request.tag, facts: removed.map { identifier, right in
             .removed(uid: uid, identifier: identifier, requirement: right.requirement)
@@ -112,8 +105,8 @@ extension ServerCore {
     func rightAuthorize(_ request: Request, _ connection: Connection.ID) {
         guard let ctx = ownedContext(request, connection), let identifier = rightIdentifier(request, connection),
               let uid = rightContextUser(ctx, request, connection), var asked = evaluationRequest(request, connection) else { return }
-        guard let right = rights.right(uid, identifier) else { return unknownRight(connection, request.tag) }
-        guard pendingRights[ctx] == nil, connections[connection]?.evaluationTags[ctx] == nil else {
+        guard let right = rights.store.right(uid, identifier) else { return unknownRight(connection, request.tag) }
+        guard !rights.isAuthorizing(ctx), connections[connection]?.evaluationTags[ctx] == nil else {
             return reply(connection, request.tag, ProtocolError(.busy, "An evaluation is already running on this context."))
         }
         // S-61..S-63: before anything is counted, so that it runs once when let go.
@@ -131,28 +124,27 @@ extension ServerCore {
         }
         connections[connection]?.evaluationTags[ctx] = request.tag
         if asked.notice { connections[connection]?.notices.insert(ctx) }
-        pendingRights[ctx] = PendingRightAuthorization(uid: uid, identifier: identifier, generation: right.generation)
+        rights.beginAuthorization(PendingRightAuthorization(uid: uid, identifier: identifier, generation: right.generation), on: ctx)
         let outcome = run(.evaluate(ctx: ctx, policy: right.requirement.policy, reason: reason, options: options),
                           connection: connection, tag: request.tag, now: now)
         if events(outcome, connection, request.tag) == nil {
             connections[connection]?.evaluationTags[ctx] = nil
             connections[connection]?.notices.remove(ctx)
-            pendingRights[ctx] = nil
+            rights.endAuthorization(on: ctx)
         }
     }
 
     func rightDeauthorize(_ request: Request, _ connection: Connection.ID) {
         guard let ctx = ownedContext(request, connection), let identifier = rightIdentifier(request, connection) else { return }
-        rightGrants[ctx]?[identifier] = nil
-        if rightGrants[ctx]?.isEmpty == true { rightGrants[ctx] = nil }
+        rights.deauthorize(identifier, on: ctx)
         replyOK(connection, request.tag)
     }
 
     func rightSecret(_ request: Request, _ connection: Connection.ID) {
         guard let ctx = ownedContext(request, connection), let identifier = rightIdentifier(request, connection),
               let uid = rightContextUser(ctx, request, connection) else { return }
-        guard let right = rights.right(uid, identifier) else { return unknownRight(connection, request.tag) }
-        guard authenticator.state.contexts[ctx]?.isOpen == true, rightGrants[ctx]?[identifier] == right.generation else {
+        guard let right = rights.store.right(uid, identifier) else { return unknownRight(connection, request.tag) }
+        guard authenticator.state.contexts[ctx]?.isOpen == true, rights.isGranted(identifier, on: ctx, generation: right.generation) else {
             return reply(connection, request.tag, ProtocolError(.notAuthorized,
                 "The right is not authorized on this context; authorize it first (right-authorize)."))
         }
@@ -166,8 +158,8 @@ extension ServerCore {
         guard let sealed = right.sealed else {
             return reply(connection, request.tag, ProtocolError(.badState, "The right has no secret."))
         }
-        guard var secret = AESGCM.open(sealed, key: secretKey, additionalData: RightStore.additionalData(uid, identifier)) else {
-            journal(.error, "A secret in the right store \(rights.path) does not open with the daemon's key.")
+        guard var secret = AESGCM.open(sealed, key: rights.secretKey, additionalData: RightStore.additionalData(uid, identifier)) else {
+            journal(.error, "A secret in the right store \(rights.store.path) does not open with the daemon's key.")
             return reply(connection, request.tag, ProtocolError(.internal, "The secret cannot be opened with this daemon's key."))
         }
         defer { SecretMemory.wipe(&secret) }
@@ -183,23 +175,20 @@ extension ServerCore {
 
     /// A right-authorize's evaluation succeeded: recorded, then granted.
     func rightEvaluationSucceeded(_ ctx: ContextID, method: SuccessMethod) {
-        guard let pending = pendingRights.removeValue(forKey: ctx) else { return }
+        guard let pending = rights.endAuthorization(on: ctx) else { return }
         let outcome = run(.recordRight(.authorized(uid: pending.uid, ctx: ctx, identifier: pending.identifier, method: method)),
                           connection: nil, tag: nil, now: now)
         guard case .events = outcome else { return }
-        rightGrants[ctx, default: [:]][pending.identifier] = pending.generation
+        rights.grant(pending, on: ctx)
     }
 
     func rightEvaluationFailed(_ ctx: ContextID) {
-        pendingRights[ctx] = nil
+        rights.endAuthorization(on: ctx)
     }
 
     /// A closing connection's contexts take their grants with them.
     func forgetRightGrants(of connection: Connection.ID) {
-        for ctx in connections[connection]?.contexts ?? [] {
-            rightGrants[ctx] = nil
-            pendingRights[ctx] = nil
-        }
+        rights.forget(connections[connection]?.contexts ?? [])
     }
 
     // MARK: - Arguments
