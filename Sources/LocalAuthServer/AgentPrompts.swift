@@ -40,7 +40,7 @@ extension ServerCore {
         if prompt.retryAfter > 0 { writer.append(key: "retry-after", value: Int(prompt.retryAfter)) }
         if let message = prompt.message { writer.append(key: "message", value: message) }
         // Who asks: the context's connection as the kernel names it (S-67).
-        if let owner = contextOwners[ctx] {
+        if let owner = roster.owner(of: ctx) {
             let peer = peer(of: owner)
             writer.append(key: "app-uid", value: String(peer.uid))
             writer.append(key: "app-pid", value: String(peer.pid))

@@ -79,7 +79,7 @@ extension ServerCore {
             dispatch(request.request, on: id)
             processLinesAndWipe(id)
             guard connections[id]?.isReading == true else { continue }
-            actions.append(.watch(id, reading: true, writing: watchingWritable.contains(id)))
+            actions.append(roster.watch(id, reading: true))
             // The idle line timeout starts again for a half line it holds.
             notePartialLine(id, since: turn.monotonic)
         }
@@ -90,7 +90,7 @@ extension ServerCore {
     func pauseReading(_ id: Connection.ID) {
         guard connections[id]?.isOpen == true else { return }
         connections[id]?.state = .open(.parked)
-        actions.append(.watch(id, reading: false, writing: watchingWritable.contains(id)))
+        actions.append(roster.watch(id, reading: false))
     }
 
     /// The connection closes with a request parked: it is never answered.

@@ -122,9 +122,9 @@ extension ServerCore {
     /// any is filling; none, no deadline).
     func pruneIdleAllowances() {
         deadlines.allowancePrune = nil
-        guard limits.allowances.count > connectionsPerUser.count else { return }
-        for (uid, allowance) in limits.allowances where connectionsPerUser[uid] == nil { pruneAllowance(allowance) }
-        if limits.allowances.count > connectionsPerUser.count {
+        guard limits.allowances.count > roster.perUser.count else { return }
+        for (uid, allowance) in limits.allowances where roster.perUser[uid] == nil { pruneAllowance(allowance) }
+        if limits.allowances.count > roster.perUser.count {
             deadlines.allowancePrune = turn.monotonic + CoreDeadlines.allowancePruneEvery
         }
     }

@@ -21,7 +21,7 @@ extension ServerCore {
         limits.contextsEnded = 0
         limits.memoryReleases += 1
         authenticator.compactContexts()
-        if contextOwners.capacity > 4 * max(contextOwners.count, 64) { contextOwners = contextOwners.resizedToFit() }
+        roster.compactOwners()
         if connections.capacity > 4 * max(2 * connections.count, 1024) { connections.shrinkToFit() }
         actions.append(.releaseFreePages)
     }

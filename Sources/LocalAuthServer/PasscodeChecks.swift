@@ -111,7 +111,7 @@ extension ServerCore {
         connections[id]?.state = .open(.lines)
         processLinesAndWipe(id)
         guard connections[id]?.isReading == true else { return }
-        actions.append(.watch(id, reading: true, writing: watchingWritable.contains(id)))
+        actions.append(roster.watch(id, reading: true))
     }
 
     /// set-passcode's old secret was checked: only a recorded acceptance lets

@@ -121,7 +121,7 @@ extension ServerCore {
     /// The connection that runs `ctx`'s evaluation, and its tag; nil when
     /// there is none, or the connection is gone or being forgotten.
     func evaluationOwner(_ ctx: ContextID) -> (Connection.ID, String)? {
-        guard let id = contextOwners[ctx], let tag = connections.withValue(id, { connection in
+        guard let id = roster.owner(of: ctx), let tag = connections.withValue(id, { connection in
             connection.state != .closed ? connection.evaluationTags[ctx] : nil
         }) ?? nil else { return nil }
         return (id, tag)

@@ -14,23 +14,19 @@ extension ServerCore {
     /// closing. `bus`: a caller of the D-Bus API (S-70), whose contexts
     /// record its bus name and app (S-73).
     package func connectionOpened(peer: PeerCredentials, bus: BusPeer? = nil) -> Admission {
-        let perUser = connectionsPerUser[peer.uid, default: 0]
-        if connections.count >= configuration.daemon.maxConnections || perUser >= configuration.daemon.maxConnectionsPerUser {
+        guard let id = roster.admit(peer.uid, bus: bus, open: connections.count, maxConnections: configuration.daemon.maxConnections,
+                                    maxPerUser: configuration.daemon.maxConnectionsPerUser) else {
             counters.refusedConnections += 1
             var refusal = LineWriter(capacity: 160)
             refusal.appendProtocolError(tag: "*", ProtocolError(.limitExceeded, "Too many connections."))
             refusal.appendBye(reason: "limit")
             return .refused(bytes: refusal.bytes)
         }
-        var connection = Connection(id: nextConnectionID, peer: peer, isAdmin: false)
-        nextConnectionID += 1
+        var connection = Connection(id: id, peer: peer, isAdmin: false)
         connection.allowance = allowance(for: peer.uid)
         connection.allowance?.connections += 1
-        let id = connection.id
         connections[id] = connection
-        if let bus { busPeers[id] = bus }
         _ = adminVerdict(id)  // S-51: asks AdminGroup ahead of the first request
-        connectionsPerUser[peer.uid, default: 0] += 1
         counters.accepted += 1
         return .accepted(id)
     }
@@ -255,7 +251,7 @@ extension ServerCore {
         if rights.touchesContexts { forgetRightGrants(of: id) }
         for ctx in contexts.sorted() {
             run(.invalidate(ctx: ctx, reason: .disconnect), connection: id, tag: nil, now: now)
-            contextOwners[ctx] = nil
+            roster.disown(ctx)
         }
         connections.withValue(id) { connection in
             connection.contexts.removeAll()
@@ -281,8 +277,7 @@ extension ServerCore {
         endContexts(of: id)
         // No more reading: watch only for writability while output is unsent.
         guard let unsent = connections[id]?.output.hasUnsent else { return }
-        actions.append(.watch(id, reading: false, writing: unsent))
-        if unsent { watchingWritable.insert(id) } else { watchingWritable.remove(id) }
+        actions.append(roster.watch(id, reading: false, writing: unsent))
     }
 
     /// Forgets the connection (the shell closes its socket).
@@ -296,17 +291,13 @@ extension ServerCore {
         parked.peerSessions.forget(id)
         if !watches.isEmpty { forgetWatches(of: id) }
         whereabouts.forget(id)
-        if !busPeers.isEmpty { busPeers[id] = nil }
         actions.append(.close(id))
         // Its held output vanishes with it.
         replyGate.forget(id)
-        watchingWritable.remove(id)
         // A line it had not finished may hold a secret (S-50, F-26).
         connections[id]?.splitter.wipeAll()
         guard let connection = connections.remove(id) else { return }
-        let uid = connection.peer.uid
-        connectionsPerUser[uid, default: 1] -= 1
-        if connectionsPerUser[uid] == 0 { connectionsPerUser[uid] = nil }
+        roster.closed(id, uid: connection.peer.uid)
         releaseAllowance(of: connection)
     }
 }

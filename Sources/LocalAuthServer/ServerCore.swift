@@ -33,20 +33,13 @@ package final class ServerCore {
 
     /// A `let`: a class-typed `var` is retained around each call on it.
     package let connections = ConnectionTable<Connection>()
-    var connectionsPerUser: [UserID: Int] = [:]
-    var contextOwners: [ContextID: Connection.ID] = [:]
-    /// The D-Bus API's connections (S-70), apart from `Connection` so that
-    /// socket connections carry nothing of them; empty without the bus.
-    var busPeers: [Connection.ID: BusPeer] = [:]
-    /// 16 on: the shell's epoll tokens below 16 are its own fds.
-    var nextConnectionID: Connection.ID = 16
+    /// Ids, per-uid counts, D-Bus callers, contexts' owners, epoll's
+    /// interest in writability (ConnectionRoster.swift).
+    var roster = ConnectionRoster()
     /// S-40: every byte and journal entry held behind an undurable failure.
     package var replyGate = ReplyGate<JournalEntry>()
     /// Connections that queued output or began closing since the last `flushAll`.
     var needFlush = FlushList()
-    /// Connections whose fd epoll watches for writability (output that did
-    /// not fit in the socket).
-    var watchingWritable: Set<Connection.ID> = []
     var counters = Counters()
     /// Passcode jobs waiting, running, being stored (PasscodeJobs.swift).
     package var passcodeJobs = PasscodeJobs(workers: ServerCore.passcodeWorkers)

@@ -77,7 +77,7 @@ extension ServerCore {
                 }
                 forgetAllPropertyBytes(connection)
             }
-            contextOwners.removeAll()
+            roster.disownAll()
             journal(.notice, "The event log records again; serving.", id: .started,
                              fields: [("LOCALAUTH_SEQ", String(authenticator.recorder.lastSeq))])
             actions.append(.notify("STATUS=\(statusLine)"))

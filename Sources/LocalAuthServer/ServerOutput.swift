@@ -215,11 +215,7 @@ extension ServerCore {
             close(id)
             return
         }
-        let watching = !watchingWritable.isEmpty && watchingWritable.contains(id)
-        if after.unsent != watching {
-            if after.unsent { watchingWritable.insert(id) } else { watchingWritable.remove(id) }
-            actions.append(.watch(id, reading: after.state.isReading, writing: after.unsent))
-        }
+        if let watch = roster.writability(id, unsent: after.unsent, reading: after.state.isReading) { actions.append(watch) }
     }
 }
 

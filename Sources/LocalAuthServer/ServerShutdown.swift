@@ -30,7 +30,7 @@ extension ServerCore {
             writer.appendBye(reason: "shutdown")
             send(writer.bytes, to: connection)
         }
-        contextOwners.removeAll()
+        roster.disownAll()
         authenticator.recorder.flush(durableThrough: authenticator.recorder.lastSeq)
     }
 

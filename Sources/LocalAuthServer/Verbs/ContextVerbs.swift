@@ -19,7 +19,7 @@ extension ServerCore {
                           connection: connection, tag: request.tag, now: now)
         guard events(outcome, connection, request.tag) != nil else { return }
         connections[connection]?.contexts.insert(ctx)
-        contextOwners[ctx] = connection
+        roster.own(ctx, by: connection)
         replyOK(connection, request.tag, [("ctx", ctx.hex)])
     }
 
@@ -76,7 +76,7 @@ extension ServerCore {
         while let oldest = connections.withValue(connection, { $0.invalidated.count > limit ? $0.invalidated.removeFirst() : nil }) ?? nil {
             run(.invalidate(ctx: oldest, reason: .disconnect), connection: connection, tag: nil, now: now)
             connections[connection]?.contexts.remove(oldest)
-            contextOwners[oldest] = nil
+            roster.disown(oldest)
             forgetPropertyBytes(of: oldest, connection)
         }
     }

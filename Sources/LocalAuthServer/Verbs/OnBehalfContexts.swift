@@ -15,7 +15,7 @@ extension ServerCore {
         guard keys.contains(where: { request.arguments.value(for: $0) != nil }) else {
             var origin = ContextOrigin(passcodePrompts: passcodePrompts)
             // S-73: a context of the D-Bus API says so, and who on the bus.
-            if !busPeers.isEmpty, let bus = busPeers[connection] {
+            if let bus = roster.busPeer(of: connection) {
                 origin.transport = .dbus
                 origin.busName = bus.name
                 origin.app = bus.app
