@@ -89,7 +89,7 @@ final class EventLoop {
         self.snapshotInbox = snapshotInbox
         epoll = try Epoll(capacity: 512)
         timer = try TimerFD(countingSuspend: true)
-        workers = try PasscodeWorkers(count: ServerCore.passcodeWorkers)
+        workers = try PasscodeWorkers(count: PasscodeJobs.workers)
         keyWorkers = try KeyWorkers(count: SavedRights.keyWorkers)
         adminLookups = try ServerCore.makeAdminLookups()
         rightsWriter = try LookupThread { write in

@@ -50,6 +50,10 @@ struct PendingCommit {
 package struct PasscodeJobs {
     /// S-47: passcode jobs one user may have waiting (besides the one running).
     static let perUser = 4
+    /// The passcode workers: the shell's threads (PasscodeWorkers) and the
+    /// jobs the queue lets run at once, one number (S-47's bound on how long
+    /// another user's check waits is one job per worker).
+    static let workers = 2
 
     private var queue: PasscodeQueue<PasscodeJob>
     /// Jobs on a worker, by token.
@@ -64,7 +68,7 @@ package struct PasscodeJobs {
     private var commits: [PendingCommit] = []
     private var afterCommits: [PasscodeWorkers.Completion] = []
 
-    init(workers: Int) {
+    init(workers: Int = PasscodeJobs.workers) {
         queue = PasscodeQueue(workers: workers, perUserLimit: Self.perUser)
     }
 

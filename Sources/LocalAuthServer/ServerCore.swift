@@ -21,8 +21,8 @@ package final class ServerCore {
     let version: String
     /// What the shell is to do, in order (ServerAction.swift); drained with `takeActions(into:)`.
     package var actions: [ServerAction] = []
-    /// The current turn's time (`beginTurn`): the core's only clock.
-    var turn = TurnTime(wall: 0, boot: 0, monotonic: 0)
+    /// The current turn's time (`beginTurn`): the core's only clock (TurnClock.swift).
+    var turn = TurnClock()
     /// Where context ids and domain-state tokens come from (a port: the
     /// kernel's getrandom in the daemon, a seeded source in a simulation).
     package var randomBytes: (Int) -> [UInt8] = { SecureRandom.bytes($0) }
@@ -42,7 +42,7 @@ package final class ServerCore {
     var needFlush = FlushList()
     var counters = Counters()
     /// Passcode jobs waiting, running, being stored (PasscodeJobs.swift).
-    package var passcodeJobs = PasscodeJobs(workers: ServerCore.passcodeWorkers)
+    package var passcodeJobs = PasscodeJobs()
     /// S-48: per-uid budgets and the space reserve (LogBudget.swift, SpaceReserve.swift).
     var limits = LogLimits()
     /// Serving, stopping or stopped; SIGHUP, the watchdog and STATUS= (ServiceState.swift).
@@ -100,32 +100,14 @@ package final class ServerCore {
 
     deinit { lineBuffer.deallocate() }
 
-    /// The passcode workers: the shell's threads (PasscodeWorkers) and the
-    /// jobs the queue lets run at once, one number (S-47's bound on how long
-    /// another user's check waits is one job per worker).
-    static let passcodeWorkers = 2
-
-    /// The wall clock, read at most once per loop turn: the events of one
-    /// turn share a time (a turn is bounded by the read budget, far below
-    /// the seconds that S-5..S-11 and the prompt timeout measure).
-    package var now: Int64 {
-        if let cached = turnClock { return cached }
-        let current = clock.read(wall: turn.wall, boot: turn.boot)
-        turnClock = current
-        return current
-    }
-    /// `now` of this loop turn, once read.
-    var turnClock: Int64?
-    /// Never backwards; after the wall clock is set back it advances with
-    /// CLOCK_BOOTTIME (DaemonClock).
-    lazy var clock = DaemonClock(floor: authenticator.state.clockHighWater)
+    /// The wall clock of this loop turn (TurnClock).
+    package var now: Int64 { turn.now(floor: authenticator.state.clockHighWater) }
 
     // MARK: - Inputs: a turn, its end, signals (the timer: Deadlines.swift)
 
     /// A loop turn starts: every input until the next is at `time`.
     package func beginTurn(_ time: TurnTime) {
-        turn = time
-        turnClock = nil
+        turn.begin(time)
     }
 
     /// Shutdown is asked for (SIGTERM/SIGINT): the shell ends the turn, then calls `shutdown`.
