@@ -66,7 +66,11 @@ final class UserAllowance {
     }
 }
 
-/// The server's S-48 state (one stored property of `ServerCore`).
+/// The server's S-48 state, a value with no I/O (one stored property of
+/// `ServerCore`): each uid's shared allowance while it has connections or
+/// an unfilled bucket, the space reserve's last look, and the refusals
+/// counted for `stats`. It is given the configuration's rate and burst
+/// and the turn's time; the core judges who is exempt and keeps the timer.
 struct LogLimits {
     var allowances: [UserID: UserAllowance] = [:]
     /// Free space on the log's file system is below `[Log] ReserveSpace=`
@@ -87,33 +91,46 @@ struct LogLimits {
     var contextsEnded = 0
     var contextsEndedAtLastPass = 0
     var memoryReleases = 0
-}
 
-extension ServerCore {
-    /// The shared record of `uid`, made at its first connection.
-    func allowance(for uid: UserID) -> UserAllowance {
-        if let existing = limits.allowances[uid] { return existing }
-        let fresh = UserAllowance(uid: uid, burst: configuration.log.userEventBurst, now: now)
-        limits.allowances[uid] = fresh
+    /// The shared record of `uid`, made (a full bucket) at its first connection.
+    mutating func allowance(for uid: UserID, burst: Int, now: @autoclosure () -> Int64) -> UserAllowance {
+        if let existing = allowances[uid] { return existing }
+        let fresh = UserAllowance(uid: uid, burst: burst, now: now())
+        allowances[uid] = fresh
         return fresh
     }
 
-    /// A connection is gone: its record is forgotten once it holds nothing
-    /// (a user who emptied the bucket finds it as empty on a new connection).
-    func releaseAllowance(of connection: Connection) {
-        guard let allowance = connection.allowance else { return }
+    /// A connection of the record's uid is gone: the record is forgotten
+    /// once it holds nothing (a user who emptied the bucket finds it as
+    /// empty on a new connection). True when it stays only to fill again.
+    mutating func released(_ allowance: UserAllowance, rate: Int, burst: Int, now: Int64) -> Bool {
         allowance.connections -= 1
-        pruneAllowance(allowance)
-        // Still filling: looked at again when the timer passes (Deadlines.swift).
-        if allowance.connections == 0, limits.allowances[allowance.uid] != nil, deadlines.allowancePrune == nil {
-            deadlines.allowancePrune = turn.monotonic + CoreDeadlines.allowancePruneEvery
-        }
+        prune(allowance, rate: rate, burst: burst, now: now)
+        return allowance.connections == 0 && allowances[allowance.uid] != nil
     }
 
-    func pruneAllowance(_ allowance: UserAllowance) {
-        if allowance.isIdle(rate: configuration.log.userEventRate, burst: configuration.log.userEventBurst,
-                            now: now) {
-            limits.allowances[allowance.uid] = nil
+    /// Drops the records of uids without connections (`connected`) whose
+    /// bucket is full again; true when some are still filling.
+    mutating func pruneIdle(connected: [UserID: Int], rate: Int, burst: Int, now: @autoclosure () -> Int64) -> Bool {
+        guard allowances.count > connected.count else { return false }
+        for (uid, allowance) in allowances where connected[uid] == nil { prune(allowance, rate: rate, burst: burst, now: now()) }
+        return allowances.count > connected.count
+    }
+
+    private mutating func prune(_ allowance: UserAllowance, rate: Int, burst: Int, now: Int64) {
+        if allowance.isIdle(rate: rate, burst: burst, now: now) { allowances[allowance.uid] = nil }
+    }
+}
+
+extension ServerCore {
+    /// A connection is gone: its record goes once it holds nothing; one
+    /// still filling is looked at again when the timer passes (Deadlines.swift).
+    func releaseAllowance(of connection: Connection) {
+        guard let allowance = connection.allowance else { return }
+        let filling = limits.released(allowance, rate: configuration.log.userEventRate,
+                                      burst: configuration.log.userEventBurst, now: now)
+        if filling, deadlines.allowancePrune == nil {
+            deadlines.allowancePrune = turn.monotonic + CoreDeadlines.allowancePruneEvery
         }
     }
 
@@ -122,9 +139,8 @@ extension ServerCore {
     /// any is filling; none, no deadline).
     func pruneIdleAllowances() {
         deadlines.allowancePrune = nil
-        guard limits.allowances.count > roster.perUser.count else { return }
-        for (uid, allowance) in limits.allowances where roster.perUser[uid] == nil { pruneAllowance(allowance) }
-        if limits.allowances.count > roster.perUser.count {
+        if limits.pruneIdle(connected: roster.perUser, rate: configuration.log.userEventRate,
+                            burst: configuration.log.userEventBurst, now: now) {
             deadlines.allowancePrune = turn.monotonic + CoreDeadlines.allowancePruneEvery
         }
     }

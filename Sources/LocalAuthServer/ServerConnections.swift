@@ -23,7 +23,7 @@ extension ServerCore {
             return .refused(bytes: refusal.bytes)
         }
         var connection = Connection(id: id, peer: peer, isAdmin: false)
-        connection.allowance = allowance(for: peer.uid)
+        connection.allowance = limits.allowance(for: peer.uid, burst: configuration.log.userEventBurst, now: now)
         connection.allowance?.connections += 1
         connections[id] = connection
         _ = adminVerdict(id)  // S-51: asks AdminGroup ahead of the first request
