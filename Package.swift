@@ -127,10 +127,12 @@ let package = Package(
                     exclude: ["bus_driver.py", "compare_introspection.py"]),
         .testTarget(name: "LocalAuthServerTests", dependencies: [
             "LocalAuthCore", "LocalAuthConfig", "LocalAuthLog", "LocalAuthSystem", "LocalAuthServer", "LocalAuthProtocol",
+            "LocalAuthSimulation",
         ]),
         // ServerCore driven with no socket, file, thread or clock (issue 18 item 1).
         .testTarget(name: "LocalAuthServerCoreTests", dependencies: [
             "LocalAuthCore", "LocalAuthConfig", "LocalAuthProtocol", "LocalAuthSystem", "LocalAuthServer", "LocalAuthSeeded",
+            "LocalAuthSimulation",
         ]),
         .testTarget(name: "LocalAuthFprintdTests", dependencies: [
             "LocalAuthProtocol", "LocalAuthSystem", "LocalAuthCore", "LocalAuthServer", "LocalAuthTestSupport",

@@ -4,6 +4,7 @@
 // crash as the builtin store's file does (written before its event; the
 // start reconciles the two, Daemon.reconcile). A commit can be made to fail
 // (the store's disk full), which set-passcode must answer without recording.
+// The one fake backend: the core tests (CoreHarness) check against it too.
 import LocalAuthCore
 import LocalAuthServer
 

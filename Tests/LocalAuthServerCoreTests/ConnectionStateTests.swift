@@ -8,6 +8,7 @@ import LocalAuthCore
 import LocalAuthSystem
 import XCTest
 @testable import LocalAuthServer
+@testable import LocalAuthSimulation
 
 final class ConnectionStateTests: XCTestCase {
     /// uid 1000 under AdminGroup=wheel, an admin verb of it (`stats` by

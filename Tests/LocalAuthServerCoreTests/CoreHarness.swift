@@ -1,12 +1,14 @@
 // Drives ServerCore as its shell does, with no socket, no file, no thread
-// and no clock: a fake recorder whose durable seq the test moves, a fake
-// passcode backend, a clock the test advances, and an action performer that
-// keeps each connection's written bytes. Passcode jobs wait until the test
+// and no clock: a fake recorder whose durable seq the test moves, the
+// simulator's passcode backend (SimulatedPasscodes, the one fake backend),
+// a clock the test advances, and an action performer that keeps each
+// connection's written bytes. Passcode jobs wait until the test
 // runs them (`runJobs`), as a worker would later.
 import LocalAuthConfig
 import LocalAuthCore
 import LocalAuthSystem
 @testable import LocalAuthServer
+@testable import LocalAuthSimulation
 
 /// The log, in memory: appends count seqs; durability is the test's move.
 final class FakeRecorder: EventRecorder {
@@ -37,31 +39,9 @@ final class FakeRecorder: EventRecorder {
     struct FakeFailure: Error, CustomStringConvertible { var description: String }
 }
 
-/// Passcodes in memory: the "hash" is the secret reversed.
-final class FakePasscodes: LocalAuthServer.PasscodeStore {
-    let name = "fake"
-    var records: [UserID: String] = [:]
-    func isSet(_ uid: UserID) -> Bool { records[uid] != nil }
-    var users: [UserID] { Array(records.keys) }
-    func checker(for uid: UserID) -> @Sendable ([UInt8]) -> Bool {
-        let record = records[uid]
-        return { secret in record == String(decoding: secret.reversed(), as: UTF8.self) }
-    }
-    let recordMaker: @Sendable ([UInt8]) throws -> String = { String(decoding: $0.reversed(), as: UTF8.self) }
-    /// The next write of the store fails (its disk is full).
-    var failNextCommit = false
-    func commit(_ record: String?, for uid: UserID) throws {
-        if failNextCommit {
-            failNextCommit = false
-            throw FakeRecorder.FakeFailure(description: "No space left on device (test)")
-        }
-        records[uid] = record
-    }
-}
-
 final class CoreHarness {
     let recorder = FakeRecorder()
-    let passcodes = FakePasscodes()
+    let passcodes = SimulatedPasscodes()
     let core: ServerCore
     /// Bytes each connection's peer has received (what `.send` wrote).
     var received: [Connection.ID: [UInt8]] = [:]

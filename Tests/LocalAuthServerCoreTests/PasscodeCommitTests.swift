@@ -8,6 +8,7 @@ import LocalAuthCore
 import LocalAuthSystem
 import XCTest
 @testable import LocalAuthServer
+@testable import LocalAuthSimulation
 
 final class PasscodeCommitTests: XCTestCase {
     /// uid 1000 with passcode 1234, set by root on `admin`.

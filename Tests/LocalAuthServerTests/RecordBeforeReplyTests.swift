@@ -9,18 +9,10 @@ import LocalAuthCore
 import LocalAuthLog
 import LocalAuthSystem
 @testable import LocalAuthServer
+@testable import LocalAuthSimulation
 import XCTest
 
 final class RecordBeforeReplyTests: XCTestCase {
-    final class NoPasscodes: LocalAuthServer.PasscodeBackend {
-        let name = "none"
-        func isSet(_ uid: UserID) -> Bool { false }
-        var users: [UserID] { [] }
-        func checker(for uid: UserID) -> @Sendable ([UInt8]) -> Bool { { _ in false } }
-        let recordMaker: @Sendable ([UInt8]) throws -> String = { _ in "" }
-        func commit(_ record: String?, for uid: UserID) throws {}
-    }
-
     var directory = ""
     var log: EventLog!
     var core: ServerCore!
@@ -35,7 +27,7 @@ final class RecordBeforeReplyTests: XCTestCase {
         log = try EventLog.open(directory, options: .init(syncPolicy: .onDemand))
         let recorder = LogRecorder(log: log, failure: FailureFlag())
         core = ServerCore(configuration: DaemonConfiguration(), authenticator: Authenticator(state: AuthState(), recorder: recorder),
-                          passcodes: NoPasscodes(), version: "test", daemonUID: 0)
+                          passcodes: SimulatedPasscodes(), version: "test", daemonUID: 0)
         turn()
     }
 
