@@ -396,11 +396,3 @@ private final class WeakContext: @unchecked Sendable {
     weak var context: LAContext?
     init(_ context: LAContext) { self.context = context }
 }
-
-extension Data {
-    /// Hex text (any case) to bytes; nil for odd lengths or other characters.
-    init?(hex: String) {
-        guard let bytes = Hex.bytes(hex.utf8) else { return nil }
-        self.init(bytes)
-    }
-}

@@ -13,6 +13,7 @@
 //   the only mechanism with a state here (docs/decisions/0002-apple-api-ios18.md).
 
 import Foundation
+import LocalAuthHex
 
 /// Apple's `LACompanionType` (LACompanionType.h, raw values of LAPublicDefines.h).
 @available(macOS 15.0, iOS 18.0, *)
@@ -68,4 +69,13 @@ public final class LADomainState: NSObject, @unchecked Sendable {
     /// Apple: the combined hash of every mechanism; here the biometry hash,
     /// the only mechanism with a state (nil when it has none).
     public var stateHash: Data? { biometry.stateHash }
+}
+
+extension Data {
+    /// A `domain-state=` token (hex, any case) to its bytes; nil for odd
+    /// lengths or other characters.
+    init?(hex: String) {
+        guard let bytes = Hex.bytes(hex.utf8) else { return nil }
+        self.init(bytes)
+    }
 }
