@@ -7,6 +7,8 @@
 #include <openssl/evp.h>
 #include <openssl/sha.h>
 #include <openssl/crypto.h>
+/* The login secret's bindings and store MAC (HMAC-SHA-256, one shot). */
+#include <openssl/hmac.h>
 /* The rights' keys (LocalAuthKeys): P-256 through the EC_KEY interface,
  * deprecated in OpenSSL 3 but kept, and the one whose keys we can fill from
  * a scalar and free with BN_clear_free (EC_KEY_free clears the private

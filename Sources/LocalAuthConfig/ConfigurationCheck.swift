@@ -74,6 +74,8 @@ enum EffectiveValue {
         case ("Log", "SnapshotEvery"): return String(c.log.snapshotEvery)
         case ("DBus", "Serve"): return c.dbus.serve ? "yes" : "no"
         case ("DBus", "Bus"): return c.dbus.bus ?? ""
+        case ("Keyring", "ReleaseLoginPassword"): return c.keyring.releaseLoginPassword ? "yes" : "no"
+        case ("Keyring", "Services"): return c.keyring.services.joined(separator: " ")
         default: return nil
         }
     }

@@ -44,6 +44,7 @@ public enum ConfigurationParser {
         ("Log", ["SegmentSize", "SnapshotEvery", "UserEventRate", "UserEventBurst", "ReserveSpace"]),
         ("Secrets", ["KeyFile", "MaxSecretBytes", "MaxRightsPerUser"]),
         ("DBus", ["Serve", "Bus"]),
+        ("Keyring", ["ReleaseLoginPassword", "Services"]),
     ]
 
     /// The drop-in names to read, in order: only `*.conf` (not hidden files),
@@ -221,6 +222,9 @@ public enum ConfigurationParser {
         case ("DBus", "Serve"): try set(\.dbus.serve, V.boolean)
         case ("DBus", "Bus"): try set(\.dbus.bus, dbusAddress)
 
+        case ("Keyring", "ReleaseLoginPassword"): try set(\.keyring.releaseLoginPassword, V.boolean)
+        case ("Keyring", "Services"): try set(\.keyring.services, pamServices)
+
         default: return false
         }
         return true
@@ -293,6 +297,18 @@ public enum ConfigurationParser {
         } catch {
             throw ValueError(expected: "no, agent or yes")
         }
+    }
+
+    /// PAM service names as PAM_SERVICE carries them (S-42's bound: 1 to
+    /// 256 bytes, no control character; no space, which separates them).
+    private static func pamServices(_ text: String) throws(ValueError) -> [String] {
+        let names = ConfigurationValue.list(text)
+        guard !names.isEmpty, names.allSatisfy({ name in
+            name.utf8.count <= 256 && name.utf8.allSatisfy { $0 > 0x20 && $0 != 0x7f }
+        }) else {
+            throw ValueError(expected: "PAM service names separated by spaces, such as login gdm-password")
+        }
+        return names
     }
 
     private static func groupName(_ text: String) throws(ValueError) -> String? {

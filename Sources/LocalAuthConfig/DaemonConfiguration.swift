@@ -133,12 +133,25 @@ public struct DaemonConfiguration: Sendable, Equatable {
         public var bus: String? = nil
     }
 
+    /// `[Keyring]` (S-74..S-77): the login password kept for the keyring.
+    public struct Keyring: Sendable, Equatable {
+        /// `ReleaseLoginPassword=`: seal the login password at a password
+        /// sign-in through a listed service, and release it to root's PAM
+        /// module after a fingerprint one. Only under `[Passcode] Backend=shadow`.
+        public var releaseLoginPassword = false
+        /// `Services=`: the PAM services whose sign-ins seal and receive it.
+        public var services = Keyring.defaultServices
+
+        public static let defaultServices = ["login", "gdm-password", "gdm-fingerprint", "sddm", "lightdm", "greetd"]
+    }
+
     public var daemon = Daemon()
     public var biometry = Biometry()
     public var passcode = Passcode()
     public var log = Log()
     public var secrets = Secrets()
     public var dbus = DBus()
+    public var keyring = Keyring()
 
     public init() {}
 

@@ -62,6 +62,9 @@ public enum Command: Sendable, Equatable {
     case unregisterAgent(uid: UserID, session: String, pid: ProcessID, reason: AgentUnregistration, routed: [ContextID])
     /// S-65, S-68: a refused agent request, recorded.
     case refuseAgent(AgentRefusal)
+    /// S-74..S-77: a user's login secret was stored, released, voided or
+    /// refused, or their choice changed (LoginSecrets.swift).
+    case recordLoginSecret(LoginSecretFact)
 }
 
 /// Why a command was refused. Names are PROTOCOL.md's protocol errors, plus

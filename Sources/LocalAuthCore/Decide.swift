@@ -163,6 +163,8 @@ struct Decision {
             try unregisterAgent(uid: uid, session: session, pid: pid, reason: reason, routed: routed)
         case .refuseAgent(let refusal):
             try refuseAgent(refusal)
+        case .recordLoginSecret(let fact):
+            try recordLoginSecret(fact)
         }
     }
 

@@ -89,6 +89,13 @@ public enum EventBody: Sendable, Equatable {
     case agentUnregistered(uid: UserID, session: String, pid: ProcessID, reason: AgentUnregistration)
     case promptsRouted(uid: UserID, ctx: ContextID, eval: EvaluationID, route: AgentRoute)
     case agentRefused(AgentRefusal)
+    // The login secret (S-74..S-77): facts about a user's sealed login
+    // password, never the password, a digest of it or its sealed box.
+    case loginSecretStored(uid: UserID, ctx: ContextID, eval: EvaluationID, service: String)
+    case loginSecretReleased(uid: UserID, ctx: ContextID, eval: EvaluationID, service: String)
+    case loginSecretVoided(uid: UserID, reason: LoginSecretVoiding)
+    case loginSecretRefused(LoginSecretRefusal)
+    case loginSecretChoice(uid: UserID, enabled: Bool, by: UserID)
 
     /// AUDIT.md's `type`, one string per kind.
     public var name: String { kind.name }
@@ -137,6 +144,11 @@ public enum EventBody: Sendable, Equatable {
         case .agentRefused: return .agentRefused
         case .rightKeyCreated: return .rightKeyCreated
         case .rightKeyUsed: return .rightKeyUsed
+        case .loginSecretStored: return .loginSecretStored
+        case .loginSecretReleased: return .loginSecretReleased
+        case .loginSecretVoided: return .loginSecretVoided
+        case .loginSecretRefused: return .loginSecretRefused
+        case .loginSecretChoice: return .loginSecretChoice
         }
     }
 
@@ -157,8 +169,12 @@ public enum EventBody: Sendable, Equatable {
              .rightAuthorized(let uid, _, _, _), .rightSecretRead(let uid, _, _),
              .promptHalfEnded(let uid, _, _, _, _, _), .biometrySkipped(let uid, _, _, _, _),
              .agentRegistered(let uid, _, _), .agentUnregistered(let uid, _, _, _), .promptsRouted(let uid, _, _, _),
-             .rightKeyCreated(let uid, _, _), .rightKeyUsed(let uid, _, _, _):
+             .rightKeyCreated(let uid, _, _), .rightKeyUsed(let uid, _, _, _),
+             .loginSecretStored(let uid, _, _, _), .loginSecretReleased(let uid, _, _, _),
+             .loginSecretVoided(let uid, _), .loginSecretChoice(let uid, _, _):
             return uid
+        case .loginSecretRefused(let refusal):
+            return refusal.uid as UserID?
         case .policyCheckedRepeatedly(let checks):
             return checks.uid
         case .agentRefused(let refusal):
@@ -178,8 +194,10 @@ public enum EventBody: Sendable, Equatable {
             return ctx
         case .rightAuthorized(_, let ctx, _, _), .rightSecretRead(_, let ctx, _),
              .promptHalfEnded(_, let ctx, _, _, _, _), .biometrySkipped(_, let ctx, _, _, _), .promptsRouted(_, let ctx, _, _),
-             .rightKeyUsed(_, let ctx, _, _):
+             .rightKeyUsed(_, let ctx, _, _), .loginSecretStored(_, let ctx, _, _), .loginSecretReleased(_, let ctx, _, _):
             return ctx
+        case .loginSecretRefused(let refusal):
+            return refusal.ctx
         case .agentRefused(let refusal):
             return refusal.ctx
         case .policyCheckedRepeatedly(let checks):
@@ -277,6 +295,12 @@ public enum EventKind: UInt16, Sendable, CaseIterable {
     case agentUnregistered = 47
     case promptsRouted = 48
     case agentRefused = 49
+    // 52..56: the login secret (S-74..S-77).
+    case loginSecretStored = 52
+    case loginSecretReleased = 53
+    case loginSecretVoided = 54
+    case loginSecretRefused = 55
+    case loginSecretChoice = 56
     // 57..60: the rights' keys (S-78, S-79).
     case rightKeyCreated = 57
     case rightKeyUsed = 58
@@ -327,6 +351,11 @@ public enum EventKind: UInt16, Sendable, CaseIterable {
         case .agentRefused: return "agent-refused"
         case .rightKeyCreated: return "right-key-created"
         case .rightKeyUsed: return "right-key-used"
+        case .loginSecretStored: return "login-secret-stored"
+        case .loginSecretReleased: return "login-secret-released"
+        case .loginSecretVoided: return "login-secret-voided"
+        case .loginSecretRefused: return "login-secret-refused"
+        case .loginSecretChoice: return "login-secret-choice"
         }
     }
 

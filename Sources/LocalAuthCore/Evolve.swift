@@ -130,6 +130,9 @@ extension AuthState {
         case .rightSaved, .rightRemoved, .rightAuthorized, .rightSecretRead, .rightKeyCreated, .rightKeyUsed:
             // Rights live in the right store; their events are the audit record.
             break
+        case .loginSecretStored, .loginSecretReleased, .loginSecretVoided, .loginSecretRefused, .loginSecretChoice:
+            // So does the login secret (S-77): its store is a file of its own.
+            break
         case .passcodeSubmitted(_, let ctx, _):
             if case .combined(let prompt, _)? = contexts[ctx]?.evaluation?.phase {
                 // S-60: the sensor still scans; the prompt (and its timeout) stays.

@@ -44,6 +44,11 @@ public enum Verb: String, Sendable, CaseIterable, Hashable {
     case rightList = "right-list"
     // Version 1.3 additions: session agents (S-65).
     case registerAgent = "register-agent"
+    // Issue 30 additions: the login secret (S-74..S-77).
+    case loginSecret = "login-secret"
+    case keyringEnable = "keyring-enable"
+    case keyringDisable = "keyring-disable"
+    case keyringStatus = "keyring-status"
 
     public var wireName: String { rawValue }
 
@@ -85,6 +90,9 @@ public enum Verb: String, Sendable, CaseIterable, Hashable {
         case .rightExchange: return ["ctx", "identifier", "algorithm", "public-key", "requested-size", "shared-info"]
         case .rightList: return []
         case .registerAgent: return ["session"]
+        case .loginSecret: return ["ctx"]
+        case .keyringEnable: return []
+        case .keyringDisable, .keyringStatus: return ["uid"]
         }
     }
 }

@@ -39,6 +39,9 @@ package protocol ServerShell: AnyObject {
     /// The right store's bytes to write durably: nil when a thread writes
     /// them (`rightsWritten` brings the answer later), else the answer now.
     func writeRights(_ write: RightsWrite) -> SystemError??
+    /// The login secret's work: nil when its thread took it
+    /// (`keyringAnswered` brings the answer later), else the answer now.
+    func runKeyringJob(_ job: KeyringJob) -> KeyringAnswer?
     /// An AdminGroup lookup, off the loop; `adminLookupsAnswered` brings the answer later.
     func lookUpGroup(_ query: GroupQuery)
     /// A real sensor backend's work (only a core given one asks); its
@@ -62,6 +65,8 @@ package protocol ServerShell: AnyObject {
 package extension ServerShell {
     /// A shell that keeps no store on disk: written at once.
     func writeRights(_ write: RightsWrite) -> SystemError?? { .some(nil) }
+    /// A shell without the keyring thread runs the job in place.
+    func runKeyringJob(_ job: KeyringJob) -> KeyringAnswer? { job.run() }
     func sensor(_ command: SensorCommand) {}
     func reopenLog() throws -> Authenticator { throw CannotReopen() }
     /// A shell without key workers (the simulator, the core's harnesses) runs it in place.
@@ -127,6 +132,8 @@ package final class ActionPerformer {
             }
         case .writeRights(let write):
             if let answer = shell.writeRights(write) { core.rightsWritten(write.token, failure: answer) }
+        case .keyring(let job):
+            if let answer = shell.runKeyringJob(job) { core.keyringAnswered([(job, answer)]) }
         case .lookUpGroup(let query):
             shell.lookUpGroup(query)
         case .sensor(let command):

@@ -99,6 +99,9 @@ package struct PendingOutput {
     var sentUpTo = 0
     /// A `.send` is queued and its `wrote` not yet in (one at a time).
     var inFlight = false
+    /// S-77: a released login secret is in `bytes`: what is written, dropped
+    /// or left at the close is zeroed first, not only freed.
+    var holdsSecret = false
 
     /// Bytes queued and not yet sent (the ReplyGate counts what it holds).
     package var unsentByteCount: Int { bytes.count - sentUpTo }
@@ -107,10 +110,13 @@ package struct PendingOutput {
     /// After a write to the socket: the sent prefix is dropped once all
     /// is sent, or once it is large.
     mutating func dropSent() {
+        if holdsSecret { wipe(upTo: sentUpTo) }
         if sentUpTo == bytes.count {
             bytes.removeAll(keepingCapacity: bytes.capacity <= 65536)
             sentUpTo = 0
-        } else if sentUpTo > 65536 {
+        } else if sentUpTo > 65536, !holdsSecret {
+            // (Not while a secret is unsent: the move would leave a copy
+            // of its tail past the new end.)
             bytes.removeFirst(sentUpTo)
             sentUpTo = 0
         }
@@ -119,6 +125,13 @@ package struct PendingOutput {
     /// Drops output not yet sent, except the rest of a line the kernel
     /// already has the start of, so the client never sees a spliced line.
     mutating func discardUnsent() {
+        if holdsSecret {
+            // A peer that does not read its released secret gets none of it.
+            wipe(upTo: bytes.count)
+            bytes.removeAll()
+            sentUpTo = 0
+            return
+        }
         if sentUpTo > 0, sentUpTo < bytes.count, bytes[sentUpTo - 1] != UInt8(ascii: "\n"),
            let end = bytes[sentUpTo...].firstIndex(of: UInt8(ascii: "\n")) {
             bytes.removeSubrange((end + 1)...)
@@ -126,5 +139,15 @@ package struct PendingOutput {
             bytes.removeAll()
             sentUpTo = 0
         }
+    }
+
+    /// Zeroes the first `count` bytes (all of them: the capacity past the
+    /// end holds nothing written since the secret). Once all is written,
+    /// nothing of the secret is left.
+    mutating func wipe(upTo count: Int) {
+        bytes.withUnsafeMutableBytes { buffer in
+            SecretMemory.wipe(UnsafeMutableRawBufferPointer(rebasing: buffer[..<min(count, buffer.count)]))
+        }
+        if count >= bytes.count { holdsSecret = false }
     }
 }

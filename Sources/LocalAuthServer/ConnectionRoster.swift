@@ -9,8 +9,8 @@
 import LocalAuthCore
 
 struct ConnectionRoster {
-    /// 16 on: the shell's epoll tokens below 16 are its own fds.
-    private var nextID: Connection.ID = 16
+    /// 64 on: the shell's epoll tokens below 64 are its own fds (EventLoop.Token).
+    private var nextID: Connection.ID = 64
     /// Open connections per uid (a uid with none has no entry).
     private(set) var perUser: [UserID: Int] = [:]
     /// The D-Bus API's callers, apart from `Connection` so that socket

@@ -3,7 +3,7 @@
 // bytes, a line, a reply, a `.send`, the epoll event), the hottest lookups
 // of the loop: a Dictionary's SipHash cost ~40 instructions each (callgrind,
 // c=16 P=1 and P=16, 2 Dec: the core's two added ~90 per request at P=1).
-// The ids are the core's own, handed out in sequence from 16 (never a
+// The ids are the core's own, handed out in sequence from 64 (never a
 // client's words), so the id itself is the hash: live ids rarely collide,
 // and linear probing with backward-shift deletion keeps the table without
 // tombstones.
@@ -18,7 +18,7 @@
 // nobody copies it (`resizedToFit` makes a new one, `shrinkToFit` shrinks
 // it in place).
 package final class ConnectionTable<Value> {
-    /// 0 = an empty slot (connection ids start at 16).
+    /// 0 = an empty slot (connection ids start at 64).
     private var ids: UnsafeMutablePointer<UInt64>
     /// `slots[i]` is initialised exactly while `ids[i] != 0` (no Optional
     /// to test at each look-up: its tag check cost ~9 instructions a time).

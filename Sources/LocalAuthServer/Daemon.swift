@@ -138,6 +138,8 @@ public enum Daemon {
         server.rights.store = try RightStore.open(directory: stateDirectory)
         let secretKey = try SecretKey.load(configuration.secrets, stateDirectory: stateDirectory)
         server.rights.secretKey = secretKey.bytes
+        // The login secret's store (S-74..S-77), under a key derived from the same.
+        server.openLoginSecrets(stateDirectory: stateDirectory)
         DaemonLog.info("LARight's secrets are sealed with the key from \(secretKey.source).")
         var log = opened.log
         var snapshots = opened.snapshots

@@ -54,6 +54,8 @@ extension ServerCore {
         if logHealth.isRecording {
             consider(deadlines.unsyncedSince.map { $0 + CoreDeadlines.syncBatch })
             consider(promptExpiry())
+            // The login secret's start (S-76): at the first timer.
+            if keyringStartIsDue { consider(0) }
         } else {
             consider(logHealth.nextDeadline)
         }
@@ -105,6 +107,7 @@ extension ServerCore {
         if !sensor.isSimulated { expireEnrollmentQueries() }
         if let at = deadlines.allowancePrune, monotonic >= at { pruneIdleAllowances() }
         releaseMemoryAfterClosedContexts()
+        if keyringStartIsDue { keyringCheck() }
         if let at = deadlines.promptExpiry, monotonic >= at {
             deadlines.promptExpiry = nil
             if let deadline = authenticator.state.nextPromptDeadline, deadline <= authenticator.state.effectiveNow(current) {

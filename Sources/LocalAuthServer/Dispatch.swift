@@ -55,6 +55,10 @@ extension ServerCore {
         VerbSpec(verb: .rightExchange, handler: { $0.rightExchange($1, $2) }),
         VerbSpec(verb: .rightList, handler: { $0.rightList($1, $2) }),
         VerbSpec(verb: .registerAgent, handler: { $0.registerAgent($1, $2) }),
+        VerbSpec(verb: .loginSecret, handler: { $0.loginSecret($1, $2) }),
+        VerbSpec(verb: .keyringEnable, handler: { $0.keyringEnable($1, $2) }),
+        VerbSpec(verb: .keyringDisable, handler: { $0.keyringDisable($1, $2) }),
+        VerbSpec(verb: .keyringStatus, handler: { $0.keyringStatus($1, $2) }),
     ].map { ($0.verb.rawValue, $0) }
 
     /// What still works while the log cannot record (fail closed).

@@ -13,8 +13,9 @@ import LocalAuthCore
 import LocalAuthSystem
 
 final class EventLoop {
-    /// epoll data of the shell's own fds; connections are 16 and up (their Connection.ID).
-    enum Token: UInt64 {
+    /// epoll data of the shell's own fds; connections are 64 and up (their
+    /// Connection.ID, ServerCore.nextConnectionID): a token must stay below.
+    enum Token: UInt64, CaseIterable {
         case listener = 1, signals, timer, passcodes, durability
         /// Backend=fprintd: the D-Bus socket, and passwd answers (S-43).
         case sensorBus, sensorNames
@@ -32,6 +33,8 @@ final class EventLoop {
         case serviceBus, serviceApps
         /// Backend=shadow: the shadow file changed and was read (S-44).
         case shadowScans
+        /// The login secret's store and shadow reads (S-74..S-77).
+        case keyring
     }
 
     let core: ServerCore
@@ -54,6 +57,8 @@ final class EventLoop {
     let adminLookups: LookupThread<GroupQuery, Bool>
     /// Writes the right store's bytes (AtomicFile: write, fsync, rename, fsync the directory).
     let rightsWriter: LookupThread<RightsWrite, SystemError?>
+    /// The login secret's work, one job at a time (LoginSecretJobs.swift).
+    let keyringThread: LookupThread<KeyringJob, KeyringAnswer>
     /// Backend=fprintd: the sensor, whose bus socket is one of our fds.
     private(set) var fprintd: FprintdSensor?
     /// logind, when a rule of S-61..S-63 or a session agent's lookup (S-65) asks it something.
@@ -100,6 +105,7 @@ final class EventLoop {
                 return error
             }
         }
+        keyringThread = try LookupThread { job in job.run() }
         core.service.watchdogInterval = Systemd.watchdogInterval()
         core.service.testHangSeconds = DaemonLog.testHangSeconds()
         core.actions.reserveCapacity(64)
@@ -111,6 +117,7 @@ final class EventLoop {
         try epoll.add(durabilityWake.fileDescriptor, events: .readable, data: Token.durability.rawValue)
         try epoll.add(adminLookups.wake.fileDescriptor, events: .readable, data: Token.adminLookups.rawValue)
         try epoll.add(rightsWriter.wake.fileDescriptor, events: .readable, data: Token.rightsWriter.rawValue)
+        try epoll.add(keyringThread.wake.fileDescriptor, events: .readable, data: Token.keyring.rawValue)
         try epoll.add(snapshotInbox.wake.fileDescriptor, events: .readable, data: Token.snapshots.rawValue)
         if let shadow = passcodeStore as? ShadowPasscodes {
             try epoll.add(shadow.scanned.fileDescriptor, events: .readable, data: Token.shadowScans.rawValue)
@@ -194,6 +201,7 @@ final class EventLoop {
                 case Token.adminLookups.rawValue: core.adminLookupsAnswered(adminLookups.collect())
                 case Token.rightsWriter.rawValue:
                     for (write, failure) in rightsWriter.collect() { core.rightsWritten(write.token, failure: failure) }
+                case Token.keyring.rawValue: core.keyringAnswered(keyringThread.collect())
                 case Token.serviceBus.rawValue: busFront?.busReady()
                 case Token.serviceApps.rawValue: busFront?.appsAnswered()
                 case Token.shadowScans.rawValue:

@@ -92,6 +92,12 @@ extension EventLoop: ServerShell {
         return nil
     }
 
+    /// On the keyring thread, never the loop: its answer wakes the loop.
+    func runKeyringJob(_ job: KeyringJob) -> KeyringAnswer? {
+        keyringThread.ask(job)
+        return nil
+    }
+
     /// The core's `.sensor`: the backend does it, and what it reports goes back at once.
     func sensor(_ command: SensorCommand) {
         fprintd?.perform(command)

@@ -53,7 +53,9 @@ extension ServerCore {
     private func submitCheck(_ job: PasscodeJob, _ uid: UserID) {
         counters.passcodeChecks += 1
         passcodeJobs.started(job)
-        actions.append(.runPasscodeJob(token: job.token, .verify(secret: job.secret, check: passcodes.checker(for: uid))))
+        // S-74: a check that seals the login password where it is asked for.
+        let work = keyringSealingJob(job, uid: uid) ?? .verify(secret: job.secret, check: passcodes.checker(for: uid))
+        actions.append(.runPasscodeJob(token: job.token, work))
     }
 
     /// The workers' results (the shell drained them). After a new hash that
@@ -65,8 +67,9 @@ extension ServerCore {
             switch check {
             case .evaluation(let uid, let ctx, let eval):
                 let repeated = passcodeJobs.isRepeat(uid, completion)
-                run(.passcodeChecked(uid: uid, ctx: ctx, eval: eval, correct: completion.correct, repeated: repeated),
-                    connection: nil, tag: nil, now: now)
+                let outcome = run(.passcodeChecked(uid: uid, ctx: ctx, eval: eval, correct: completion.correct, repeated: repeated),
+                                  connection: nil, tag: nil, now: now)
+                if let sealed = completion.sealed { keyringPasswordChecked(uid: uid, ctx: ctx, eval: eval, sealed: sealed, outcome) }
             case .oldPasscode(let uid, let newSecret, let id, let tag):
                 oldPasscodeChecked(uid, completion, newSecret: newSecret, connections.contains(id) ? id : nil, tag)
             case .newHash(let uid, let id, let tag, let by):

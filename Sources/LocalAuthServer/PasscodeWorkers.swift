@@ -15,6 +15,9 @@ package final class PasscodeWorkers: Sendable {
     package enum Job: Sendable {
         case verify(secret: SecretBytes, check: @Sendable ([UInt8]) -> Bool)
         case record(secret: SecretBytes, make: @Sendable ([UInt8]) throws -> String)
+        /// S-74: a check that also seals an accepted login password
+        /// (KeyringJob.sealingChecker); the copy comes back in `sealed`.
+        case verifySealing(secret: SecretBytes, check: @Sendable ([UInt8]) -> (correct: Bool, sealed: LoginSecretCopy?))
     }
 
     package struct Completion: Sendable {
@@ -23,6 +26,8 @@ package final class PasscodeWorkers: Sendable {
         package var hash: String?
         package var fingerprint: [UInt8]
         package var error: String?
+        /// S-74: the accepted password, sealed (`verifySealing` only).
+        var sealed: LoginSecretCopy?
 
         package init(token: UInt64, correct: Bool, hash: String?, fingerprint: [UInt8], error: String? = nil) {
             self.token = token
@@ -54,6 +59,13 @@ package final class PasscodeWorkers: Sendable {
                 // A copy only this closure holds, so the wipe is in place.
                 var bytes = secret.copy()
                 completion.correct = check(bytes)
+                var keyed = fingerprintKey + bytes
+                completion.fingerprint = SHA256.hash(keyed)
+                scrub(&keyed)
+                scrub(&bytes)
+            case .verifySealing(let secret, let check):
+                var bytes = secret.copy()
+                (completion.correct, completion.sealed) = check(bytes)
                 var keyed = fingerprintKey + bytes
                 completion.fingerprint = SHA256.hash(keyed)
                 scrub(&keyed)

@@ -76,9 +76,11 @@ extension ServerCore {
             writer.endLine()
             if scans, sensor.hold(uid, writer.bytes, for: connection) { return }
             send(writer.bytes, to: connection)
-        case .evaluationSucceeded(let uid, let ctx, _, let method):
+        case .evaluationSucceeded(let uid, let ctx, let eval, let method):
             if !agents.isEmpty, let destination = agents.close(ctx) { sendAgentDone(destination, result: "success") }
             if rights.isAuthorizing { rightEvaluationSucceeded(ctx, method: method) }
+            // S-75: an on-behalf context's success may offer the login secret.
+            let loginSecret = keyringSucceeded(uid: uid, ctx: ctx, eval: eval, method: method)
             guard let (connection, tag) = evaluationOwner(ctx) else { return }
             connections[connection]?.evaluationTags[ctx] = nil
             let notice = connections[connection]?.notices.remove(ctx) != nil
@@ -98,6 +100,7 @@ extension ServerCore {
                     writer.append(key: key, value: value)
                 }
             }
+            if let loginSecret { writer.append(key: "login-secret", value: loginSecret) }
             writer.endLine()
             send(writer.bytes, to: connection)
         case .evaluationFailed(_, let ctx, _, let failure):
@@ -112,6 +115,7 @@ extension ServerCore {
         case .contextCreated(_, let ctx, _, let origin) where origin.isOnBehalf:
             noteOrigin(ctx, origin)
         case .contextInvalidated(_, let ctx, _):
+            if !keyring.successes.isEmpty { keyringForget(ctx) }
             noteOrigin(ctx, nil)
         default:
             break

@@ -29,6 +29,9 @@ package enum ServerAction {
     case commitPasscode(uid: UserID, record: String?)
     /// Write the right store's bytes, off the loop (`rightsWritten` brings the answer).
     case writeRights(RightsWrite)
+    /// The login secret's store written, or shadow lines read, off the
+    /// loop, in order (`keyringAnswered` brings the answer; S-74..S-77).
+    case keyring(KeyringJob)
     /// An AdminGroup membership lookup, off the loop (S-51; `adminLookupsAnswered`).
     case lookUpGroup(GroupQuery)
     /// Reopen the failed log from disk and record a start, as a restart

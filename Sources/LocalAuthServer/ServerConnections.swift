@@ -294,8 +294,10 @@ extension ServerCore {
         actions.append(.close(id))
         // Its held output vanishes with it.
         replyGate.forget(id)
-        // A line it had not finished may hold a secret (S-50, F-26).
+        // A line it had not finished may hold a secret (S-50, F-26), and
+        // output it did not read a released login secret (S-77).
         connections[id]?.splitter.wipeAll()
+        if connections[id]?.output.holdsSecret == true { connections[id]?.output.wipe(upTo: Int.max) }
         guard let connection = connections.remove(id) else { return }
         roster.closed(id, uid: connection.peer.uid)
         releaseAllowance(of: connection)

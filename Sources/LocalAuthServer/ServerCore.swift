@@ -86,6 +86,9 @@ package final class ServerCore {
     /// logind itself (nil: none to ask).
     var whereabouts = Whereabouts()
     var logindPort: LogindPort?
+    /// The login secret (S-74..S-77, Keyring.swift): its store, offers,
+    /// jobs and releases waiting for their record to be durable.
+    var keyring = Keyring()
 
     package init(configuration: DaemonConfiguration, authenticator: Authenticator, passcodes: PasscodeBackend,
          version: String, daemonUID: UserID) {
@@ -125,6 +128,7 @@ package final class ServerCore {
         judgeSpaceReserveIfMuchWasAppended()
         if logHealth.isRecording, let failure = authenticator.recorder.failure { failClosed(failure) }
         releaseDurableOutput()
+        if !keyring.releases.isEmpty { sendDurableReleases() }
         flushAll()
         if service.reloadIsDue() {
             actions.append(.notify("RELOADING=1\nMONOTONIC_USEC=\(turn.monotonic / 1000)"))
@@ -150,6 +154,7 @@ package final class ServerCore {
             // A shorter prompt or idle line timeout may end sooner than the deadlines known.
             deadlines.promptExpiry = nil
             deadlines.connectionSweep = turn.monotonic
+            keyringCheck()  // S-76: with the release now off, nothing sealed stays on disk
             journal(.notice, "Reloaded the configuration.")
         case .failure(let error):
             journal(.error, "Failed to reload the configuration, keeping the old one: \(error)")

@@ -38,6 +38,8 @@ final class ShadowPasscodes: PasscodeStore {
     }
 
     func isSet(_ uid: UserID) -> Bool { usable.contains(uid) }
+    /// Moves whenever the scanner read a changed file (S-76).
+    var fileGeneration: UInt64 { scanner.generation }
     var users: [UserID] { Array(usable) }
 
     func checker(for uid: UserID) -> @Sendable ([UInt8]) -> Bool {
@@ -84,6 +86,9 @@ final class ShadowScanner: Sendable {
         var result: Set<UserID>?
         var problem: String?
         var reportedProblem: String?
+        /// How many times the file was read with a new stamp (S-76 checks
+        /// the login secret's copies again when it moves).
+        var generation: UInt64 = 0
     }
 
     let path: String
@@ -107,6 +112,8 @@ final class ShadowScanner: Sendable {
     }
 
     var lastProblem: String? { state.withLock { $0.problem } }
+
+    var generation: UInt64 { state.withLock { $0.generation } }
 
     /// Starts the thread that waits for changes (after the first scan).
     func start() throws {
@@ -173,6 +180,7 @@ final class ShadowScanner: Sendable {
             s.stamp = stamp
             s.problem = nil
             s.reportedProblem = nil
+            s.generation += 1
         }
         return uids
     }
@@ -198,6 +206,8 @@ extension ServerCore {
             run(.changePasscode(uid: change.uid, set: change.set, by: daemonUID),
                 connection: nil, tag: nil, now: now)
         }
+        // S-76: a copy of the login password bound to a line that changed is void.
+        keyringCheck()
     }
 
     /// The passcode backend is chosen at start; a reload says so rather

@@ -373,6 +373,11 @@ extension SimulatedDaemon {
             let bytes = secret.copy()
             completion.correct = check(bytes)
             completion.fingerprint = SHA256.hash(fingerprintKey + bytes)
+        case .verifySealing(let secret, let check):
+            // Only the shadow backend seals (S-74); a simulation has none.
+            let bytes = secret.copy()
+            completion.correct = check(bytes).correct
+            completion.fingerprint = SHA256.hash(fingerprintKey + bytes)
         case .record(let secret, let make):
             do {
                 completion.hash = try make(secret.copy())

@@ -60,7 +60,7 @@ enum Tool {
         SetPasscodeCommand.self, AdminCommand<ClearPasscodeVerb>.self,
         AdminCommand<EnrollVerb>.self, AdminCommand<UnenrollVerb>.self, AdminCommand<SensorVerb>.self,
         AdminCommand<UnlockedVerb>.self, AdminCommand<ResetVerb>.self,
-        RightCommand.self, CallCommand.self, AgentCommand.self,
+        RightCommand.self, KeyringCommand.self, CallCommand.self, AgentCommand.self,
         LogCommand.self, ReplayCommand.self, VerifyCommand.self, RepairCommand.self,
         ]
     }

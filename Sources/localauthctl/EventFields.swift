@@ -141,6 +141,19 @@ enum EventFields {
         case .rightKeyUsed(let u, let c, let identifier, let algorithm):
             return [uid(u), ctx(c), ("identifier", .string(identifier)), ("operation", .string(algorithm.operation.wireName)),
                     ("algorithm", .string(algorithm.name))]
+        case .loginSecretStored(let u, let c, let e, let service), .loginSecretReleased(let u, let c, let e, let service):
+            return [uid(u), ctx(c), eval(e), ("service", .string(service))]
+        case .loginSecretVoided(let u, let reason):
+            return [uid(u), ("reason", .string(reason.rawValue))]
+        case .loginSecretRefused(let refusal):
+            var fields = [uid(refusal.uid), ("caller", .number(refusal.caller))]
+            if let c = refusal.ctx { fields.append(ctx(c)) }
+            if let e = refusal.eval { fields.append(eval(e)) }
+            if let service = refusal.service { fields.append(("service", .string(service))) }
+            fields.append(("reason", .string(refusal.reason.rawValue)))
+            return fields
+        case .loginSecretChoice(let u, let enabled, let by):
+            return [uid(u), ("enabled", .bool(enabled)), ("by", .number(by))]
         }
     }
 }

@@ -62,6 +62,13 @@ final class CodecRoundTripTests: XCTestCase {
         .rightKeyCreated(uid: 1000, identifier: "com.example.login-1", publicKeySHA256: String(repeating: "c3", count: 32)),
         .rightKeyUsed(uid: 1000, ctx: ctx, identifier: "k", algorithm: KeyAlgorithm.named("algid:sign:ECDSA:message-X962:SHA256")!),
         .rightKeyUsed(uid: 1000, ctx: ctx, identifier: "k", algorithm: KeyAlgorithm.named("algid:keyexchange:ECDHC:KDFX963:SHA512")!),
+        // S-74..S-77.
+        .loginSecretStored(uid: 1000, ctx: ctx, eval: 2, service: "gdm-password"),
+        .loginSecretReleased(uid: 1000, ctx: ctx, eval: 3, service: "login"),
+        .loginSecretVoided(uid: 1000, reason: .turnedOff),
+        .loginSecretRefused(LoginSecretRefusal(uid: 1000, caller: 1000, reason: .notRoot)),
+        .loginSecretRefused(LoginSecretRefusal(uid: 1000, caller: 0, ctx: ctx, eval: 4, service: "lightdm", reason: .stale)),
+        .loginSecretChoice(uid: 1000, enabled: false, by: 0),
         .policyCheckedRepeatedly(RepeatedChecks(uid: 1000, ctx: ctx, policy: .biometrics, biometry: .touchID, result: nil,
                                                 reason: nil, count: 2, span: 0)),
         .policyCheckedRepeatedly(RepeatedChecks(uid: 4_000_000_000, ctx: ctx, policy: .owner, biometry: .faceID,

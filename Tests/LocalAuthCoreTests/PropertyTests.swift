@@ -124,7 +124,16 @@ struct RandomWorld {
             // LARight's facts: recorded on the user's open context or refused; no state changes.
             let identifier = rng.pick(["a", "com.example.b"])
             let requirement = rng.pick(RightRequirement.allCases)
-            switch rng.below(6) {
+            let service = rng.pick(["login", "gdm-password"])
+            switch rng.below(11) {
+            // The login secret's facts (S-74..S-77): the record, no state changes.
+            case 6: return .recordLoginSecret(.stored(uid: uid, ctx: someContext(), eval: 1, service: service))
+            case 7: return .recordLoginSecret(.released(uid: uid, ctx: someContext(), eval: 1, service: service))
+            case 8: return .recordLoginSecret(.voided(uid: uid, reason: rng.pick(LoginSecretVoiding.allCases)))
+            case 9: return .recordLoginSecret(.refused(LoginSecretRefusal(uid: uid, caller: rng.chance(50) ? 0 : uid,
+                ctx: rng.chance(50) ? someContext() : nil, eval: nil, service: rng.chance(50) ? service : nil,
+                reason: rng.pick(LoginSecretRefusal.Reason.allCases))))
+            case 10: return .recordLoginSecret(.choice(uid: uid, enabled: rng.chance(50), by: rng.chance(50) ? 0 : uid))
             case 0: return .recordRight(.saved(uid: uid, identifier: identifier, requirement: requirement))
             case 1: return .recordRight(.removed(uid: uid, identifier: identifier, requirement: requirement))
             case 2: return .recordRight(.authorized(uid: uid, ctx: someContext(), identifier: identifier, method: .biometric))

@@ -241,7 +241,7 @@ final class LiveVerbTests: CtlTestCase {
         XCTAssertEqual(help.code, 0)
         let verbs = help.lines.filter { $0.hasPrefix("  ") && !$0.hasPrefix("   ") }.compactMap { $0.split(separator: " ").first.map(String.init) }
         XCTAssertEqual(Set(verbs), ["status", "can-evaluate", "evaluate", "passcode", "set-passcode", "clear-passcode",
-                                    "enroll", "unenroll", "sensor", "unlocked", "reset", "right", "call", "agent",
+                                    "enroll", "unenroll", "sensor", "unlocked", "reset", "right", "keyring", "call", "agent",
                                     "log", "replay", "verify", "repair"])
         for verb in verbs {
             let result = try ctl([verb, "--help"])

@@ -172,6 +172,23 @@ enum FormatDocumentSamples {
             return (.rightKeyUsed(uid: uid, ctx: ctx, identifier: "com.example.login", algorithm: algorithm),
                     who + [NamedValue("identifier", t("com.example.login")), NamedValue("operation", t("decrypt")),
                            NamedValue("algorithm", t(algorithm.name))])
+        case .loginSecretStored:
+            return (.loginSecretStored(uid: uid, ctx: ctx, eval: eval, service: "gdm-password"),
+                    inEvaluation + [NamedValue("service", t("gdm-password"))])
+        case .loginSecretReleased:
+            return (.loginSecretReleased(uid: uid, ctx: ctx, eval: eval, service: "login"),
+                    inEvaluation + [NamedValue("service", t("login"))])
+        case .loginSecretVoided:
+            return (.loginSecretVoided(uid: uid, reason: .passwordChanged),
+                    [NamedValue("uid", u(uid)), NamedValue("reason", t("password-changed"))])
+        case .loginSecretRefused:
+            let refusal = LoginSecretRefusal(uid: uid, caller: 0, ctx: ctx, eval: nil, service: "sudo", reason: .serviceNotListed)
+            return (.loginSecretRefused(refusal),
+                    [NamedValue("uid", u(uid)), NamedValue("caller", u(0)), NamedValue("ctx", c), NamedValue("eval", .absent),
+                     NamedValue("service", t("sudo")), NamedValue("reason", t("service-not-listed"))])
+        case .loginSecretChoice:
+            return (.loginSecretChoice(uid: uid, enabled: true, by: admin),
+                    [NamedValue("uid", u(uid)), NamedValue("enabled", .bool(true)), NamedValue("by", u(admin))])
         }
     }
 }

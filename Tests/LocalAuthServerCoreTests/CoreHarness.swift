@@ -144,6 +144,10 @@ final class CoreHarness {
                 let bytes = secret.copy()
                 completion.correct = check(bytes)
                 completion.fingerprint = SHA256.hash(bytes)
+            case .verifySealing(let secret, let check):
+                let bytes = secret.copy()
+                completion.correct = check(bytes).correct
+                completion.fingerprint = SHA256.hash(bytes)
             case .record(let secret, let make):
                 completion.hash = try? make(secret.copy())
                 completion.correct = completion.hash != nil

@@ -120,6 +120,17 @@ public enum EventCodec {
         case .rightKeyUsed(let uid, let ctx, let identifier, let algorithm):
             w.varint(UInt64(uid)); w.context(ctx); w.string(identifier)
             w.string(algorithm.operation.wireName); w.string(algorithm.name)
+        case .loginSecretStored(let uid, let ctx, let eval, let service),
+             .loginSecretReleased(let uid, let ctx, let eval, let service):
+            w.varint(UInt64(uid)); w.context(ctx); w.varint(UInt64(eval)); w.string(service)
+        case .loginSecretVoided(let uid, let reason):
+            w.varint(UInt64(uid)); w.string(reason.rawValue)
+        case .loginSecretRefused(let refusal):
+            w.varint(UInt64(refusal.uid)); w.varint(UInt64(refusal.caller))
+            w.optional(refusal.ctx) { $0.context($1) }; w.optional(refusal.eval) { $0.varint(UInt64($1)) }
+            w.optional(refusal.service) { $0.string($1) }; w.string(refusal.reason.rawValue)
+        case .loginSecretChoice(let uid, let enabled, let by):
+            w.varint(UInt64(uid)); w.bool(enabled); w.varint(UInt64(by))
         }
     }
 
@@ -352,7 +363,32 @@ public enum EventCodec {
                 throw DecodeError("unknown key algorithm for \(operation.wireName)")
             }
             return .rightKeyUsed(uid: uid, ctx: ctx, identifier: identifier, algorithm: algorithm)
+        case .loginSecretStored, .loginSecretReleased:
+            let uid = try r.u32(), ctx = try r.context(), eval = try r.u32(), service = try pamService(&r)
+            return kind == .loginSecretStored ? .loginSecretStored(uid: uid, ctx: ctx, eval: eval, service: service)
+                : .loginSecretReleased(uid: uid, ctx: ctx, eval: eval, service: service)
+        case .loginSecretVoided:
+            let uid = try r.u32()
+            return .loginSecretVoided(uid: uid, reason: try named(LoginSecretVoiding.init(rawValue:), try r.string()))
+        case .loginSecretRefused:
+            let uid = try r.u32(), caller = try r.u32()
+            let ctx = try r.optional { try $0.context() }, eval = try r.optional { try $0.u32() }
+            let service = try r.optional { try EventCodec.pamService(&$0) }
+            let reason = try named(LoginSecretRefusal.Reason.init(rawValue:), try r.string())
+            return .loginSecretRefused(LoginSecretRefusal(uid: uid, caller: caller, ctx: ctx, eval: eval, service: service,
+                                                          reason: reason))
+        case .loginSecretChoice:
+            return .loginSecretChoice(uid: try r.u32(), enabled: try r.bool(), by: try r.u32())
         }
+    }
+
+    /// A PAM service as S-42 records it: 1..256 bytes without a control character.
+    private static func pamService(_ r: inout ByteReader) throws -> String {
+        let service = try r.string()
+        let bytes = service.utf8
+        guard !bytes.isEmpty, bytes.count <= ContextOrigin.maximumFieldBytes,
+              !bytes.contains(where: { $0 < 0x20 || $0 == 0x7f }) else { throw DecodeError("bad PAM service") }
+        return service
     }
 
     /// A logind session id, refused as corrupt unless its grammar holds.
