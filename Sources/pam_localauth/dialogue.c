@@ -18,7 +18,14 @@
  * wiped, an empty answer sends `cancel`, and a conversation that fails
  * cancels the evaluation (PAM_CONV_ERR). Only the evaluation's `OK` is
  * PAM_SUCCESS; a daemon that closes, stalls past the timeout or sends a
- * line the protocol does not allow is PAM_AUTHINFO_UNAVAIL. */
+ * line the protocol does not allow is PAM_AUTHINFO_UNAVAIL.
+ *
+ * The keyring (S-75): after a success whose reply says `login-secret=`,
+ * PAM_AUTHTOK is set when it is not yet, so that pam_gnome_keyring later
+ * in the stack finds the login password: `typed`, the password sent here;
+ * `offered` (a fingerprint), the one `k login-secret ctx=ID` brings back.
+ * Nothing of that changes the PAM result, and every buffer that held it is
+ * wiped with the dialogue. */
 #define _GNU_SOURCE
 #include "dialogue.h"
 
@@ -48,6 +55,8 @@ struct dialogue {
     int pending;
     /* The first biometric prompt went out (it reaches the user under PAM_SILENT). */
     int sensor_shown;
+    /* The last password sent (S-75's `typed`), or a released one: wiped with d. */
+    char password[LA_MAX_LINE];
 };
 
 /* Sends a built request; wipes it (it may hold a password) either way. */
@@ -193,6 +202,8 @@ static int answer(struct dialogue *d, char *typed, struct la_outcome *outcome) {
     la_request_start(&request, "p", "passcode");
     la_request_add(&request, "ctx", d->ctx);
     la_request_add(&request, "secret", typed);
+    explicit_bzero(d->password, sizeof(d->password));
+    if (strlen(typed) < sizeof(d->password)) memcpy(d->password, typed, strlen(typed));
     explicit_bzero(typed, strlen(typed));
     free(typed);
     if (request.overflow) {
@@ -223,6 +234,42 @@ static void cancel_after_conversation_error(struct dialogue *d, struct la_outcom
     outcome->pam = PAM_CONV_ERR;
     outcome->result = "conversation-error";
     outcome->message[0] = '\0';
+}
+
+/* S-75: after a success, PAM_AUTHTOK for the modules after this one, when
+ * the daemon says the login password is known and nothing set it yet. A
+ * refusal or a broken reply leaves the result as it is. */
+static void hand_over_login_password(struct dialogue *d) {
+    const char *offer = la_field(&d->reply, "login-secret");
+    const void *existing = NULL;
+    struct la_outcome scratch;
+    if (!offer) return;
+    if (pam_get_item(d->pamh, PAM_AUTHTOK, &existing) == PAM_SUCCESS && existing) return;
+    if (strcmp(offer, "typed") == 0) {
+        if (d->password[0] && pam_set_item(d->pamh, PAM_AUTHTOK, d->password) != PAM_SUCCESS)
+            pam_syslog(d->pamh, LOG_ERR, "Failed to set PAM_AUTHTOK to the password typed");
+        return;
+    }
+    if (strcmp(offer, "offered") != 0) return;
+    explicit_bzero(d->password, sizeof(d->password));
+    if (send_simple(d, "k", "login-secret") != 0) return;
+    do {
+        if (next_reply(d, &scratch) != 0) return;
+    } while (strcmp(d->reply.tag, "k") != 0);
+    const char *secret = la_field(&d->reply, "secret");
+    if (d->reply.status != LA_STATUS_OK || !secret) {
+        pam_syslog(d->pamh, LOG_NOTICE, "localauthd released no login password (%s); the keyring stays locked",
+                   la_field(&d->reply, "name") ?: "?");
+        return;
+    }
+    long length = la_base64_decode(secret, (unsigned char *)d->password, sizeof(d->password) - 1);
+    if (length <= 0 || memchr(d->password, '\0', (size_t)length)) {
+        pam_syslog(d->pamh, LOG_ERR, "localauthd sent a login password that does not decode");
+        explicit_bzero(d->password, sizeof(d->password));
+        return;
+    }
+    if (pam_set_item(d->pamh, PAM_AUTHTOK, d->password) != PAM_SUCCESS)
+        pam_syslog(d->pamh, LOG_ERR, "Failed to set PAM_AUTHTOK to the login password");
 }
 
 void la_dialogue(pam_handle_t *pamh, int fd, const struct la_options *options, const struct la_subject *subject,
@@ -324,6 +371,7 @@ void la_dialogue(pam_handle_t *pamh, int fd, const struct la_options *options, c
                 d->pending = 0;
             }
             la_map_final(&d->reply, outcome);
+            if (outcome->pam == PAM_SUCCESS) hand_over_login_password(d);
             goto done;
         }
         const char *kind = la_field(&d->reply, "kind");

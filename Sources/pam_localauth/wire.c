@@ -159,6 +159,37 @@ void la_request_wipe(struct la_request *request) {
     request->length = 0;
 }
 
+static int base64_value(char c) {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+}
+
+long la_base64_decode(const char *in, unsigned char *out, size_t size) {
+    size_t length = strlen(in), written = 0;
+    if (length % 4 != 0) return -1;
+    for (size_t i = 0; i < length; i += 4) {
+        int v[4], pad = 0;
+        for (int j = 0; j < 4; j++) {
+            if (in[i + j] == '=' && i + 4 == length && j >= 2) {
+                v[j] = 0;
+                pad++;
+            } else if (pad > 0 || (v[j] = base64_value(in[i + j])) < 0) {
+                return -1;
+            }
+        }
+        unsigned long group = ((unsigned long)v[0] << 18) | ((unsigned long)v[1] << 12) | ((unsigned long)v[2] << 6) | (unsigned long)v[3];
+        for (int j = 0; j < 3 - pad; j++) {
+            if (written >= size) return -1;
+            out[written++] = (unsigned char)(group >> (16 - 8 * j));
+        }
+    }
+    return (long)written;
+}
+
 void la_reader_init(struct la_reader *reader, int fd, int timeout_ms) {
     reader->fd = fd;
     reader->timeout_ms = timeout_ms;

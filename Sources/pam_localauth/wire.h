@@ -51,6 +51,12 @@ int la_request_finish(struct la_request *request);
 /* Wipes the request (it may have held a password). */
 void la_request_wipe(struct la_request *request);
 
+/* Standard base64 (RFC 4648, with padding) of `in` into out[size]: the
+ * number of bytes, or -1 for anything else (a bad character, bad padding,
+ * too long for `out`). A login secret (S-75) comes this way; the caller
+ * wipes `out`. */
+long la_base64_decode(const char *in, unsigned char *out, size_t size);
+
 /* Buffered reading of lines from a socket. */
 struct la_reader {
     int fd;

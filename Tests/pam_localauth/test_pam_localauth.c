@@ -237,7 +237,24 @@ static void test_outcomes_map_as_s45_lists(void) {
     CHECK(o.pam == PAM_AUTHINFO_UNAVAIL, "the daemon dying mid-evaluation -> AUTHINFO_UNAVAIL");
 }
 
+/* S-75: the released login password comes as standard base64; anything
+ * else decodes to nothing, and nothing is written past the buffer. */
+static void test_login_secrets_decode_strictly(void) {
+    unsigned char out[16];
+    CHECK(la_base64_decode("Y29ycmVjdCBob3JzZQ==", out, sizeof(out)) == 13 && memcmp(out, "correct horse", 13) == 0,
+          "padded base64 decodes");
+    CHECK(la_base64_decode("YWJj", out, sizeof(out)) == 3 && memcmp(out, "abc", 3) == 0, "unpadded groups decode");
+    CHECK(la_base64_decode("", out, sizeof(out)) == 0, "empty is zero bytes");
+    CHECK(la_base64_decode("YWJ", out, sizeof(out)) == -1, "a length not a multiple of 4 is refused");
+    CHECK(la_base64_decode("YW=j", out, sizeof(out)) == -1, "padding inside is refused");
+    CHECK(la_base64_decode("YWJj====", out, sizeof(out)) == -1, "padding in a group of its own is refused");
+    CHECK(la_base64_decode("YW Jj", out, sizeof(out)) == -1, "a space is refused");
+    CHECK(la_base64_decode("YWJjYWJjYWJjYWJjYWJjYWJj", out, sizeof(out)) == -1, "18 bytes do not fit 16: refused");
+    CHECK(la_base64_decode("YWJjYWJjYWJjYWJjYWI=", out, sizeof(out)) == 14, "14 bytes fit 16");
+}
+
 int main(void) {
+    test_login_secrets_decode_strictly();
     test_replies_parse_bare_and_quoted_values();
     test_malformed_replies_are_refused();
     test_requests_quote_every_value();
