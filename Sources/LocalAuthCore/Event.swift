@@ -69,6 +69,10 @@ public enum EventBody: Sendable, Equatable {
     /// one of KeyAlgorithm's algorithms. Never the data, a result or a key.
     case rightKeyCreated(uid: UserID, identifier: String, publicKeySHA256: String)
     case rightKeyUsed(uid: UserID, ctx: ContextID, identifier: String, algorithm: KeyAlgorithm)
+    /// S-59: a right (its secret and key with it) was dropped because the
+    /// account it was bound to at its save is gone: `name` is that
+    /// account's user name (nil: the uid had no passwd entry then).
+    case rightDropped(uid: UserID, identifier: String, requirement: RightRequirement, name: String?, reason: RightDropReason)
     /// S-48, S-19: identical policy checks that followed each other with
     /// nothing recorded between them, in one record (kind 33; the daemon's
     /// LogRecorder coalesces a loop turn's repeats). Folds exactly as
@@ -149,6 +153,7 @@ public enum EventBody: Sendable, Equatable {
         case .loginSecretVoided: return .loginSecretVoided
         case .loginSecretRefused: return .loginSecretRefused
         case .loginSecretChoice: return .loginSecretChoice
+        case .rightDropped: return .rightDropped
         }
     }
 
@@ -171,7 +176,7 @@ public enum EventBody: Sendable, Equatable {
              .agentRegistered(let uid, _, _), .agentUnregistered(let uid, _, _, _), .promptsRouted(let uid, _, _, _),
              .rightKeyCreated(let uid, _, _), .rightKeyUsed(let uid, _, _, _),
              .loginSecretStored(let uid, _, _, _), .loginSecretReleased(let uid, _, _, _),
-             .loginSecretVoided(let uid, _), .loginSecretChoice(let uid, _, _):
+             .loginSecretVoided(let uid, _), .loginSecretChoice(let uid, _, _), .rightDropped(let uid, _, _, _, _):
             return uid
         case .loginSecretRefused(let refusal):
             return refusal.uid as UserID?
@@ -287,7 +292,8 @@ public enum EventKind: UInt16, Sendable, CaseIterable {
     case rightAuthorized = 31
     case rightSecretRead = 32
     case policyCheckedRepeatedly = 33
-    // 34..40: issue 27's kinds (trust-a, trust-b).
+    // 34..40: issue 27's kinds (trust-a 34..38; 39 here, 40 unused).
+    case rightDropped = 39
     case promptHalfEnded = 41
     case biometrySkipped = 42
     case systemSleep = 43
@@ -356,6 +362,7 @@ public enum EventKind: UInt16, Sendable, CaseIterable {
         case .loginSecretVoided: return "login-secret-voided"
         case .loginSecretRefused: return "login-secret-refused"
         case .loginSecretChoice: return "login-secret-choice"
+        case .rightDropped: return "right-dropped"
         }
     }
 

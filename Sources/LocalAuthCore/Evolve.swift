@@ -127,7 +127,7 @@ extension AuthState {
             // S-46: refused unchecked; it counts nothing (S-5), but it was
             // an attempt the user is told of (S-64).
             users[uid, default: UserState()].failuresSinceSignIn.count(.refused, at: time, labels: ctx.flatMap { contexts[$0]?.labels })
-        case .rightSaved, .rightRemoved, .rightAuthorized, .rightSecretRead, .rightKeyCreated, .rightKeyUsed:
+        case .rightSaved, .rightRemoved, .rightAuthorized, .rightSecretRead, .rightKeyCreated, .rightKeyUsed, .rightDropped:
             // Rights live in the right store; their events are the audit record.
             break
         case .loginSecretStored, .loginSecretReleased, .loginSecretVoided, .loginSecretRefused, .loginSecretChoice:

@@ -51,6 +51,31 @@ public enum RightFact: Sendable, Equatable {
     case keyCreated(uid: UserID, identifier: String, publicKeySHA256: String)
     /// S-79: the right's private key is used once, on an authorized context.
     case keyUsed(uid: UserID, ctx: ContextID, identifier: String, algorithm: KeyAlgorithm)
+    /// S-59: the account the right was bound to is gone; so is the right.
+    case dropped(uid: UserID, identifier: String, requirement: RightRequirement, name: String?, reason: RightDropReason)
+}
+
+/// S-59: how the daemon saw that a right's account is gone.
+public enum RightDropReason: String, Sendable, CaseIterable, Hashable {
+    /// The uid has no entry in the user database any more.
+    case accountRemoved = "account-removed"
+    /// The uid has an entry under another name (or one appeared where there was none).
+    case accountReplaced = "account-replaced"
+}
+
+/// S-59: a name the user database gives a uid, as the log and the right
+/// store keep it: 1..256 bytes of UTF-8 without control characters (what
+/// NSS gives is hostile input; anything else is not recorded as a name).
+public enum AccountName {
+    public static let maximumBytes = 256
+
+    public static func isValid(_ name: String) -> Bool {
+        let utf8 = name.utf8
+        guard !utf8.isEmpty, utf8.count <= maximumBytes else { return false }
+        return name.unicodeScalars.allSatisfy { scalar in
+            !(scalar.value < 0x20 || (scalar.value >= 0x7F && scalar.value < 0xA0))
+        }
+    }
 }
 
 extension Decision {
@@ -73,6 +98,8 @@ extension Decision {
         case .keyUsed(let uid, let ctx, let identifier, let algorithm):
             try openContext(ctx, of: uid)
             emit(.rightKeyUsed(uid: uid, ctx: ctx, identifier: identifier, algorithm: algorithm))
+        case .dropped(let uid, let identifier, let requirement, let name, let reason):
+            emit(.rightDropped(uid: uid, identifier: identifier, requirement: requirement, name: name, reason: reason))
         }
     }
 

@@ -44,6 +44,9 @@ package protocol ServerShell: AnyObject {
     func runKeyringJob(_ job: KeyringJob) -> KeyringAnswer?
     /// An AdminGroup lookup, off the loop; `adminLookupsAnswered` brings the answer later.
     func lookUpGroup(_ query: GroupQuery)
+    /// A uid's passwd name (S-59): nil when a thread looks it up
+    /// (`accountsLookedUp` brings the answer later), else the answer now.
+    func lookUpAccount(_ query: AccountQuery) -> AccountAnswer?
     /// A real sensor backend's work (only a core given one asks); its
     /// reports reach the core as `sensorReported`.
     func sensor(_ command: SensorCommand)
@@ -75,6 +78,9 @@ package extension ServerShell {
     func lookUpSession(_ id: Connection.ID, pid: ProcessID, uid: UserID) {}
     func releaseFreePages() {}
     func hang(seconds: UInt32) {}
+    /// A shell without a user database of its own (the simulator, the
+    /// core's harnesses): no uid has a passwd entry, so no right's account changes.
+    func lookUpAccount(_ query: AccountQuery) -> AccountAnswer? { .entry(nil) }
 }
 
 /// Drains the core's actions through a shell. A class: a shell may look at
@@ -136,6 +142,8 @@ package final class ActionPerformer {
             if let answer = shell.runKeyringJob(job) { core.keyringAnswered([(job, answer)]) }
         case .lookUpGroup(let query):
             shell.lookUpGroup(query)
+        case .lookUpAccount(let query):
+            if let answer = shell.lookUpAccount(query) { core.accountsLookedUp([(query, answer)]) }
         case .sensor(let command):
             shell.sensor(command)
         case .reopenLog:

@@ -141,6 +141,7 @@ public enum Daemon {
         // The login secret's store (S-74..S-77), under a key derived from the same.
         server.openLoginSecrets(stateDirectory: stateDirectory)
         DaemonLog.info("LARight's secrets are sealed with the key from \(secretKey.source).")
+        loop.lookUpRightAccounts()
         var log = opened.log
         var snapshots = opened.snapshots
         loop.reload = {

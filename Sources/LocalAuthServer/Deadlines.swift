@@ -103,6 +103,7 @@ extension ServerCore {
     func timerDuties(_ current: Int64) {
         let monotonic = turn.monotonic
         expireAdminLookups()
+        expireAccountLookups()
         expireSessionLookups()
         if !sensor.isSimulated { expireEnrollmentQueries() }
         if let at = deadlines.allowancePrune, monotonic >= at { pruneIdleAllowances() }

@@ -35,6 +35,8 @@ final class EventLoop {
         case shadowScans
         /// The login secret's store and shadow reads (S-74..S-77).
         case keyring
+        /// Rights' accounts looked up off the loop (S-59).
+        case accountLookups
     }
 
     let core: ServerCore
@@ -55,6 +57,8 @@ final class EventLoop {
     let durabilityWake: EventFD
     let snapshotInbox: SnapshotInbox
     let adminLookups: LookupThread<GroupQuery, Bool>
+    /// What passwd names a uid now, for its rights (S-59).
+    let accountLookups: LookupThread<AccountQuery, AccountAnswer>
     /// Writes the right store's bytes (AtomicFile: write, fsync, rename, fsync the directory).
     let rightsWriter: LookupThread<RightsWrite, SystemError?>
     /// The login secret's work, one job at a time (LoginSecretJobs.swift).
@@ -97,6 +101,7 @@ final class EventLoop {
         workers = try PasscodeWorkers(count: PasscodeJobs.workers)
         keyWorkers = try KeyWorkers(count: SavedRights.keyWorkers)
         adminLookups = try ServerCore.makeAdminLookups()
+        accountLookups = try ServerCore.makeAccountLookups()
         rightsWriter = try LookupThread { write in
             do throws(SystemError) {
                 try AtomicFile.write(write.path, bytes: write.bytes, mode: 0o600)
@@ -118,6 +123,7 @@ final class EventLoop {
         try epoll.add(adminLookups.wake.fileDescriptor, events: .readable, data: Token.adminLookups.rawValue)
         try epoll.add(rightsWriter.wake.fileDescriptor, events: .readable, data: Token.rightsWriter.rawValue)
         try epoll.add(keyringThread.wake.fileDescriptor, events: .readable, data: Token.keyring.rawValue)
+        try epoll.add(accountLookups.wake.fileDescriptor, events: .readable, data: Token.accountLookups.rawValue)
         try epoll.add(snapshotInbox.wake.fileDescriptor, events: .readable, data: Token.snapshots.rawValue)
         if let shadow = passcodeStore as? ShadowPasscodes {
             try epoll.add(shadow.scanned.fileDescriptor, events: .readable, data: Token.shadowScans.rawValue)
@@ -161,6 +167,14 @@ final class EventLoop {
         TurnTime(wall: WallClock.nowMicros(), boot: BootClock.nowMicros(), monotonic: MonotonicClock.nowNanos())
     }
 
+    /// S-59: every uid with rights looked up once the store is open, so
+    /// that rights of accounts removed while the daemon was down are dropped.
+    func lookUpRightAccounts() {
+        core.beginTurn(Self.readClocks())
+        core.lookUpRightAccounts()
+        perform()
+    }
+
     /// Runs until SIGTERM/SIGINT, then shuts down cleanly (S-32).
     func run() throws {
         while !core.isStopping {
@@ -199,6 +213,7 @@ final class EventLoop {
                 case Token.durability.rawValue: _ = try? durabilityWake.drain()
                 case Token.snapshots.rawValue: core.snapshotsWritten(snapshotInbox.drain())
                 case Token.adminLookups.rawValue: core.adminLookupsAnswered(adminLookups.collect())
+                case Token.accountLookups.rawValue: core.accountsLookedUp(accountLookups.collect())
                 case Token.rightsWriter.rawValue:
                     for (write, failure) in rightsWriter.collect() { core.rightsWritten(write.token, failure: failure) }
                 case Token.keyring.rawValue: core.keyringAnswered(keyringThread.collect())

@@ -86,6 +86,11 @@ extension EventLoop: ServerShell {
 
     func lookUpGroup(_ query: GroupQuery) { adminLookups.ask(query) }
 
+    func lookUpAccount(_ query: AccountQuery) -> AccountAnswer? {
+        accountLookups.ask(query)
+        return nil
+    }
+
     /// On the writer thread, never the loop: its answer wakes the loop.
     func writeRights(_ write: RightsWrite) -> SystemError?? {
         rightsWriter.ask(write)

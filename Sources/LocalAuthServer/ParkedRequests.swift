@@ -2,8 +2,9 @@
 // I/O: an admin request whose AdminGroup membership is not known yet (S-51,
 // AdminRights), a check that waits for fprintd to list its user's fingers
 // (S-43, EnrollmentRefresh), one that waits for logind to say where its
-// client is (S-61..S-63, Whereabouts), and one that waits for logind to
-// name its client's session (S-65, S-66, PeerSessions). A parked request stops its connection
+// client is (S-61..S-63, Whereabouts), one that waits for logind to
+// name its client's session (S-65, S-66, PeerSessions), and a right verb
+// that waits for its caller's account (S-59, AccountLookups). A parked request stops its connection
 // (no more of its lines are read or handled, so pipelined replies keep
 // their order); when its answer comes it is let go (`resumable`) and run
 // again at the end of the loop's turn (EnrollmentParking.swift). Also S-43's
@@ -31,6 +32,9 @@ struct ParkedRequests {
     /// S-65, S-66: each connection's logind session, asked and known, and
     /// the requests waiting for it.
     var peerSessions = PeerSessions<ParkedRequest>()
+    /// S-59: each connection's account (passwd name), asked and known, and
+    /// the right verbs waiting for it.
+    var rightAccounts = AccountLookups<ParkedRequest>()
     /// S-61..S-63: requests waiting for logind, and what they wait for.
     private(set) var whereaboutsWaiters: [(parked: ParkedRequest, question: Whereabouts.Question)] = []
     /// Requests let go, to run at the end of this turn, in order.
@@ -73,6 +77,7 @@ struct ParkedRequests {
         adminRights.removeWaiters { $0.connection == id }
         whereaboutsWaiters.removeAll { $0.parked.connection == id }
         peerSessions.removeWaiters { $0.connection == id }
+        rightAccounts.forget(id)
         resumable.removeAll { $0.connection == id }
     }
 
@@ -83,12 +88,13 @@ struct ParkedRequests {
             whereaboutsWaiters.removeAll()
         }
         return resumable + enrollmentRefresh.releaseAll() + adminRights.releaseAll() + whereaboutsWaiters.map(\.parked)
-            + peerSessions.releaseAll()
+            + peerSessions.releaseAll() + rightAccounts.releaseAll()
     }
 
     /// When a wait next runs out (monotonic ns): a lookup, a finger list or
     /// a session asked too long ago ends then.
     var nextDeadline: UInt64? {
-        [adminRights.nextDeadline, enrollmentRefresh.nextDeadline, peerSessions.nextDeadline].compactMap { $0 }.min()
+        [adminRights.nextDeadline, enrollmentRefresh.nextDeadline, peerSessions.nextDeadline,
+         rightAccounts.nextDeadline].compactMap { $0 }.min()
     }
 }

@@ -35,24 +35,25 @@ extension ServerCore {
         guard let answer = rights.written(token, failed: failure != nil) else { return }
         if case .failed(let dropped) = answer, let failure {
             journal(.error, "Failed to write the right store \(rights.store.path): \(failure)")
-            for waiter in dropped where connections.contains(waiter.connection) {
-                reply(waiter.connection, waiter.tag, ProtocolError(.internal, "The right store could not be written."))
+            for waiter in dropped {
+                guard let connection = waiter.connection, connections.contains(connection) else { continue }
+                reply(connection, waiter.tag, ProtocolError(.internal, "The right store could not be written."))
             }
         }
         guard case .durable(let waiters) = answer else { return }
         for waiter in waiters {
             // The store changed whether or not its requester is still there:
             // the change is recorded either way; only an open one is answered.
-            guard connections.contains(waiter.connection) else {
+            guard let connection = waiter.connection, connections.contains(connection) else {
                 for fact in waiter.facts { _ = run(.recordRight(fact), connection: nil, tag: nil, now: now) }
                 continue
             }
             var recorded = true
             for fact in waiter.facts where recorded {
-                let outcome = run(.recordRight(fact), connection: waiter.connection, tag: waiter.tag, now: now)
-                recorded = events(outcome, waiter.connection, waiter.tag) != nil
+                let outcome = run(.recordRight(fact), connection: connection, tag: waiter.tag, now: now)
+                recorded = events(outcome, connection, waiter.tag) != nil
             }
-            if recorded { replyOK(waiter.connection, waiter.tag) }
+            if recorded { replyOK(connection, waiter.tag) }
         }
         if let next = rights.nextWrite() { actions.append(.writeRights(next)) }
     }

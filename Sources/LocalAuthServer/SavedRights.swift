@@ -20,7 +20,8 @@ struct PendingRightAuthorization {
 
 /// A change waiting for the store to be durable: who to answer, what to record.
 struct RightWaiter {
-    var connection: Connection.ID
+    /// nil: the daemon's own change (S-59's drops), recorded and answered to nobody.
+    var connection: Connection.ID?
     var tag: String
     var facts: [RightFact]
 }

@@ -34,6 +34,8 @@ package enum ServerAction {
     case keyring(KeyringJob)
     /// An AdminGroup membership lookup, off the loop (S-51; `adminLookupsAnswered`).
     case lookUpGroup(GroupQuery)
+    /// A uid's passwd name, off the loop (S-59; `accountsLookedUp`).
+    case lookUpAccount(AccountQuery)
     /// Reopen the failed log from disk and record a start, as a restart
     /// would (`logReopened` brings the new authenticator, or why not).
     case reopenLog

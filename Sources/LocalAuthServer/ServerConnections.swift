@@ -289,6 +289,7 @@ extension ServerCore {
         if !agents.isEmpty { endAgent(of: id) }
         if connections[id]?.contexts.isEmpty == false { endContexts(of: id) }
         parked.peerSessions.forget(id)
+        parked.rightAccounts.forget(id)
         if !watches.isEmpty { forgetWatches(of: id) }
         whereabouts.forget(id)
         actions.append(.close(id))

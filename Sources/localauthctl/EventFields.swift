@@ -154,6 +154,9 @@ enum EventFields {
             return fields
         case .loginSecretChoice(let u, let enabled, let by):
             return [uid(u), ("enabled", .bool(enabled)), ("by", .number(by))]
+        case .rightDropped(let u, let identifier, let requirement, let name, let reason):
+            return [uid(u), ("identifier", .string(identifier)), ("requirement", .string(requirement.wireName)),
+                    ("name", .optional(name)), ("reason", .string(reason.rawValue))]
         }
     }
 }

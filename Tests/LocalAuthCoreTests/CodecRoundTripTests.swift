@@ -69,6 +69,8 @@ final class CodecRoundTripTests: XCTestCase {
         .loginSecretRefused(LoginSecretRefusal(uid: 1000, caller: 1000, reason: .notRoot)),
         .loginSecretRefused(LoginSecretRefusal(uid: 1000, caller: 0, ctx: ctx, eval: 4, service: "lightdm", reason: .stale)),
         .loginSecretChoice(uid: 1000, enabled: false, by: 0),
+        .rightDropped(uid: 1000, identifier: "com.example.login-1", requirement: .biometry, name: "alice", reason: .accountReplaced),
+        .rightDropped(uid: 1000, identifier: "k", requirement: .default, name: nil, reason: .accountRemoved),
         .policyCheckedRepeatedly(RepeatedChecks(uid: 1000, ctx: ctx, policy: .biometrics, biometry: .touchID, result: nil,
                                                 reason: nil, count: 2, span: 0)),
         .policyCheckedRepeatedly(RepeatedChecks(uid: 4_000_000_000, ctx: ctx, policy: .owner, biometry: .faceID,

@@ -77,7 +77,7 @@ final class RightKeyTests: IntegrationTestCase {
         // A right as a daemon before S-78 wrote it (version 1: five fields, no key), beside the kept one.
         let path = daemon.stateDirectory + "/rights"
         let kept = try XCTUnwrap(readText(path).split(separator: "\n").first { $0.hasPrefix("0 kept ") })
-        XCTAssertEqual(kept.split(separator: " ").count, 6, "version 2: the key is the sixth field")
+        XCTAssertEqual(kept.split(separator: " ").count, 7, "version 3: the key is the sixth field, the account (S-59) the seventh")
         try "localauthd-rights 1\n0 old default - -\n".write(toFile: path, atomically: true, encoding: .utf8)
         try daemon.start()
         client = try daemon.connect()
@@ -91,10 +91,10 @@ final class RightKeyTests: IntegrationTestCase {
         XCTAssertOK(try client.request("s2 right-save identifier=old requirement=default"))
         XCTAssertEqual(try publicKey(client, "old").count, 65)
 
-        // The kept right's key, saved under version 2, comes back unchanged after a restart.
-        let v2 = readText(path)
-        XCTAssertTrue(v2.hasPrefix("localauthd-rights 2\n"))
-        try (v2 + kept + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        // The kept right's key, saved under version 3, comes back unchanged after a restart.
+        let v3 = readText(path)
+        XCTAssertTrue(v3.hasPrefix("localauthd-rights 3\n"))
+        try (v3 + kept + "\n").write(toFile: path, atomically: true, encoding: .utf8)
         try daemon.restart()
         client = try daemon.connect()
         XCTAssertEqual(try publicKey(client, "kept"), before)

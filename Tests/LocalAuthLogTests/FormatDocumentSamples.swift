@@ -189,6 +189,11 @@ enum FormatDocumentSamples {
         case .loginSecretChoice:
             return (.loginSecretChoice(uid: uid, enabled: true, by: admin),
                     [NamedValue("uid", u(uid)), NamedValue("enabled", .bool(true)), NamedValue("by", u(admin))])
+        case .rightDropped:
+            return (.rightDropped(uid: uid, identifier: "com.example.login", requirement: .biometry, name: "alice",
+                                  reason: .accountReplaced),
+                    [NamedValue("uid", u(uid)), NamedValue("identifier", t("com.example.login")), NamedValue("requirement", t("biometry")),
+                     NamedValue("name", t("alice")), NamedValue("reason", t("account-replaced"))])
         }
     }
 }

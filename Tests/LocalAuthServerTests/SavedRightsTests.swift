@@ -11,7 +11,8 @@ final class SavedRightsTests: XCTestCase {
     private let ctx = ContextID(high: 1, low: 2)
 
     private func saved(_ rights: inout SavedRights, _ identifier: String, tag: String) -> RightsWrite? {
-        rights.store.save(alice, identifier, requirement: .default, domainState: "", sealed: nil, key: nil)
+        rights.store.save(alice, identifier, requirement: .default, domainState: "", sealed: nil, key: nil,
+                           account: RightAccount(name: "alice", born: 1))
         return rights.awaitWrite(RightWaiter(connection: 16, tag: tag,
                                              facts: [.saved(uid: alice, identifier: identifier, requirement: .default)]))
     }

@@ -131,6 +131,9 @@ public enum EventCodec {
             w.optional(refusal.service) { $0.string($1) }; w.string(refusal.reason.rawValue)
         case .loginSecretChoice(let uid, let enabled, let by):
             w.varint(UInt64(uid)); w.bool(enabled); w.varint(UInt64(by))
+        case .rightDropped(let uid, let identifier, let requirement, let name, let reason):
+            w.varint(UInt64(uid)); w.string(identifier); w.string(requirement.rawValue)
+            w.optional(name) { $0.string($1) }; w.string(reason.rawValue)
         }
     }
 
@@ -307,6 +310,13 @@ public enum EventCodec {
             let requirement = try named(RightRequirement.init(rawValue:), try r.string())
             return kind == .rightSaved ? .rightSaved(uid: uid, identifier: identifier, requirement: requirement)
                 : .rightRemoved(uid: uid, identifier: identifier, requirement: requirement)
+        case .rightDropped:
+            let uid = try r.u32(), identifier = try rightIdentifier(&r)
+            let requirement = try named(RightRequirement.init(rawValue:), try r.string())
+            let name = try r.optional { try $0.string() }
+            if let name, !AccountName.isValid(name) { throw DecodeError("invalid account name") }
+            return .rightDropped(uid: uid, identifier: identifier, requirement: requirement, name: name,
+                                 reason: try named(RightDropReason.init(rawValue:), try r.string()))
         case .rightAuthorized:
             let uid = try r.u32(), ctx = try r.context(), identifier = try rightIdentifier(&r)
             return .rightAuthorized(uid: uid, ctx: ctx, identifier: identifier,

@@ -40,25 +40,26 @@ extension ServerCore {
     /// S-78: a fresh P-256 key for a right being saved, its scalar sealed
     /// under the daemon's key at once and wiped (EC_KEY_free clears it);
     /// nil where the daemon has no key (a core driven without one).
-    func makeRightKey(_ uid: UserID, _ identifier: String) -> StoredKey? {
+    func makeRightKey(_ uid: UserID, _ identifier: String, _ account: RightAccount) -> StoredKey? {
         guard rights.secretKey.count == AESGCM.keySize else { return nil }
         let key = P256PrivateKey.generate()
         let publicKey = key.publicKey
         let sealed = key.withScalar {
-            AESGCM.seal($0, key: rights.secretKey, additionalData: RightStore.keyAdditionalData(uid, identifier, publicKey: publicKey))
+            AESGCM.seal($0, key: rights.secretKey, additionalData: RightStore.keyAdditionalData(uid, identifier, account, publicKey: publicKey))
         }
         return StoredKey(publicKey: publicKey, sealedScalar: sealed)
     }
 
     func rightPublicKey(_ request: Request, _ connection: Connection.ID) {
         guard let identifier = rightIdentifier(request, connection) else { return }
-        guard let right = rights.store.right(peer(of: connection).uid, identifier) else { return unknownRight(connection, request.tag) }
+        guard let right = callersRight(connection, identifier) else { return unknownRight(connection, request.tag) }
         guard let key = right.key else { return reply(connection, request.tag, Self.keylessRight) }
         replyOK(connection, request.tag) { line in line.append(key: "public-key", base64Of: key.publicKey) }
     }
 
     func rightList(_ request: Request, _ connection: Connection.ID) {
-        let owned = rights.store.rights[peer(of: connection).uid] ?? [:]
+        // S-59: the caller's account's rights only.
+        let owned = (rights.store.rights[peer(of: connection).uid] ?? [:]).filter { isCallers($0.value, connection) }
         for (identifier, right) in owned.sorted(by: { $0.key < $1.key }) {
             sendLine(to: connection) { line in
                 line.beginResponse(tag: request.tag, status: .right)
@@ -79,7 +80,7 @@ extension ServerCore {
     private func admitKeyOperation(_ operation: KeyOperation, _ request: Request, _ connection: Connection.ID) {
         guard let ctx = ownedContext(request, connection), let identifier = rightIdentifier(request, connection),
               let uid = rightContextUser(ctx, request, connection) else { return }
-        guard let right = rights.store.right(uid, identifier) else { return unknownRight(connection, request.tag) }
+        guard let right = callersRight(connection, identifier) else { return unknownRight(connection, request.tag) }
         guard let name = request.arguments.value(for: "algorithm") else {
             return reply(connection, request.tag, ProtocolError(.missingArgument, "algorithm= is required (a SecKeyAlgorithm raw value)."))
         }
@@ -138,7 +139,8 @@ extension ServerCore {
                 rights.keyJobDropped(job)
                 continue
             }
-            guard let right = rights.store.right(uid, job.identifier), right.generation == job.generation, let key = right.key else {
+            guard let right = rights.store.right(uid, job.identifier), right.generation == job.generation, let key = right.key,
+                  isCallers(right, job.connection) else {
                 rights.keyJobDropped(job)
                 reply(job.connection, job.tag, ProtocolError(.notAuthorized,
                     "The right was removed or saved again (a new key) while the operation waited."))
@@ -158,7 +160,7 @@ extension ServerCore {
             let token = rights.keyJobStarted(job)
             actions.append(.runKeyJob(token: token, KeyJob(
                 algorithm: job.algorithm, key: key,
-                additionalData: RightStore.keyAdditionalData(uid, job.identifier, publicKey: key.publicKey),
+                additionalData: RightStore.keyAdditionalData(uid, job.identifier, right.account, publicKey: key.publicKey),
                 daemonKey: rights.secretKey, input: job.input, sharedInfo: job.sharedInfo, requestedSize: job.requestedSize)))
         }
     }

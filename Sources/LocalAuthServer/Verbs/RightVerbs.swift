@@ -54,10 +54,15 @@ extension ServerCore {
         // evaluate's: the save and its key's creation (S-78).
         if let refusal = loggedRequestRefusal(connection, events: 2) { return reply(connection, request.tag, refusal) }
         let user = authenticator.state.user(uid)
-        let sealed = secret.map { AESGCM.seal($0, key: rights.secretKey, additionalData: RightStore.additionalData(uid, identifier)) }
-        let key = makeRightKey(uid, identifier)
+        // S-59: bound to the caller's account, its life the uid's current one.
+        let account = rightAccount(for: connection)
+        let sealed = secret.map {
+            AESGCM.seal($0, key: rights.secretKey, additionalData: RightStore.additionalData(uid, identifier, account))
+        }
+        let key = makeRightKey(uid, identifier, account)
         rights.store.save(uid, identifier, requirement: requirement,
-                    domainState: user.templates.isEmpty ? "" : user.domainState.description, sealed: sealed, key: key)
+                    domainState: user.templates.isEmpty ? "" : user.domainState.description, sealed: sealed, key: key,
+                    account: account)
         // Recorded and answered once the store is durable, off the loop
         // (RightStoreWrites.swift): the save, then its key's creation (S-78).
         var facts: [RightFact] = [.saved(uid: uid, identifier: identifier, requirement: requirement)]
@@ -69,7 +74,7 @@ extension ServerCore {
 
     func rightState(_ request: Request, _ connection: Connection.ID) {
         guard let identifier = rightIdentifier(request, connection) else { return }
-        guard let right = rights.store.right(peer(of: connection).uid, identifier) else { return unknownRight(connection, request.tag) }
+        guard let right = callersRight(connection, identifier) else { return unknownRight(connection, request.tag) }
         replyOK(connection, request.tag, [("requirement", right.requirement.wireName),
                                           ("has-secret", right.sealed == nil ? "false" : "true"),
                                           ("has-key", right.key == nil ? "false" : "true")])
@@ -80,14 +85,14 @@ extension ServerCore {
         let identifiers: [String]
         switch (request.arguments.value(for: "identifier"), request.arguments.value(for: "all")) {
         case (nil, "true"?):
-            identifiers = rights.store.rights[uid].map { Array($0.keys).sorted() } ?? []
+            identifiers = (rights.store.rights[uid] ?? [:]).filter { isCallers($0.value, connection) }.keys.sorted()
         case (nil, let other?):
             return reply(connection, request.tag, ProtocolError(.badArgument, "all= takes only true, not \"\(other)\"."))
         case (.some, .some):
             return reply(connection, request.tag, ProtocolError(.badArgument, "Give identifier= or all=true, not both."))
         case (.some, nil):
             guard let identifier = rightIdentifier(request, connection) else { return }
-            guard rights.store.right(uid, identifier) != nil else { return unknownRight(connection, request.tag) }
+            guard callersRight(connection, identifier) != nil else { return unknownRight(connection, request.tag) }
             identifiers = [identifier]
         case (nil, nil):
             return reply(connection, request.tag, ProtocolError(.missingArgument, "identifier= or all=true is required."))
@@ -105,7 +110,7 @@ extension ServerCore {
     func rightAuthorize(_ request: Request, _ connection: Connection.ID) {
         guard let ctx = ownedContext(request, connection), let identifier = rightIdentifier(request, connection),
               let uid = rightContextUser(ctx, request, connection), var asked = evaluationRequest(request, connection) else { return }
-        guard let right = rights.store.right(uid, identifier) else { return unknownRight(connection, request.tag) }
+        guard let right = callersRight(connection, identifier) else { return unknownRight(connection, request.tag) }
         guard !rights.isAuthorizing(ctx), connections[connection]?.evaluationTags[ctx] == nil else {
             return reply(connection, request.tag, ProtocolError(.busy, "An evaluation is already running on this context."))
         }
@@ -143,7 +148,7 @@ extension ServerCore {
     func rightSecret(_ request: Request, _ connection: Connection.ID) {
         guard let ctx = ownedContext(request, connection), let identifier = rightIdentifier(request, connection),
               let uid = rightContextUser(ctx, request, connection) else { return }
-        guard let right = rights.store.right(uid, identifier) else { return unknownRight(connection, request.tag) }
+        guard let right = callersRight(connection, identifier) else { return unknownRight(connection, request.tag) }
         guard authenticator.state.contexts[ctx]?.isOpen == true, rights.isGranted(identifier, on: ctx, generation: right.generation) else {
             return reply(connection, request.tag, ProtocolError(.notAuthorized,
                 "The right is not authorized on this context; authorize it first (right-authorize)."))
@@ -158,7 +163,8 @@ extension ServerCore {
         guard let sealed = right.sealed else {
             return reply(connection, request.tag, ProtocolError(.badState, "The right has no secret."))
         }
-        guard var secret = AESGCM.open(sealed, key: rights.secretKey, additionalData: RightStore.additionalData(uid, identifier)) else {
+        guard var secret = AESGCM.open(sealed, key: rights.secretKey,
+                                       additionalData: RightStore.additionalData(uid, identifier, right.account)) else {
             journal(.error, "A secret in the right store \(rights.store.path) does not open with the daemon's key.")
             return reply(connection, request.tag, ProtocolError(.internal, "The secret cannot be opened with this daemon's key."))
         }
