@@ -52,4 +52,44 @@ final class RightStoreWriteTests: IntegrationTestCase {
                                       ["log", "-D", daemon.stateDirectory, "-o", "json", "--no-pager"]).1
         XCTAssertEqual(log.components(separatedBy: "\"type\":\"right-saved\"").count - 1, count)
     }
+
+    /// Item 7's rate: saves are charged to their user's S-48 budget (two
+    /// events each: the save and its key), shared by every connection of
+    /// the uid. Pipelined past it, the rest are refused `limit-exceeded`,
+    /// saying which limit, before any store write; another user still saves.
+    func test_item7_pipelinedSavesPastTheUsersBudgetAreRefusedAndWriteNothing() throws {
+        let daemon = try startDaemon(configuration: DaemonProcess.defaultConfiguration
+            + "\n[Secrets]\nMaxRightsPerUser=1000\n[Log]\nUserEventRate=1\nUserEventBurst=40\n")
+        // Two connections of one uid, 50 pipelined saves each.
+        let savers = [try Client(socketPath: daemon.socketPath, asUID: 1000), try Client(socketPath: daemon.socketPath, asUID: 1000)]
+        let count = 50
+        for (which, saver) in savers.enumerated() {
+            let batch = (0..<count).map { "s\($0) right-save identifier=r\(which)-\($0) requirement=default secret=AAAA\n" }.joined()
+            try saver.sendRaw(Array(batch.utf8))
+        }
+        var saved = 0, refused = 0
+        for saver in savers {
+            for index in 0..<count {
+                let reply = try saver.next(tag: "s\(index)")
+                if reply.status == .ok {
+                    saved += 1
+                } else {
+                    XCTAssertEqual(reply.errorName, "limit-exceeded", "\(reply)")
+                    XCTAssertTrue(reply["message"]?.contains("UserEventRate=1") == true, "\(reply)")
+                    refused += 1
+                }
+            }
+        }
+        // 40 events are 20 saves at once, then one event a second: the
+        // uid's budget, not each connection's (which would let 40 through).
+        XCTAssertGreaterThanOrEqual(saved, 20)
+        XCTAssertLessThan(saved, 35, "the budget let \(saved) of \(2 * count) pipelined saves through")
+        XCTAssertEqual(saved + refused, 2 * count)
+        // Another user's budget is its own.
+        let other = try Client(socketPath: daemon.socketPath, asUID: 1001)
+        XCTAssertOK(try other.request("o right-save identifier=r0 requirement=default"))
+        // Nothing refused reached the store.
+        let store = try String(contentsOfFile: daemon.stateDirectory + "/rights", encoding: .utf8)
+        XCTAssertEqual(store.split(separator: "\n").count, 1 + saved + 1, "the header, the saves let through and uid 1001's")
+    }
 }
