@@ -119,4 +119,37 @@ final class PathWalkTests: XCTestCase {
         XCTAssertThrowsError(try UnixSocket.listen(path: theirs + "/dir-link/sock", mode: 0o666))
         assertRootFileUntouched()
     }
+
+    /// Item 2's race, observed without a clock: a chmod after bind is an
+    /// attribute change of the name in its directory (inotify IN_ATTRIB),
+    /// the window in which the directory's owner swaps the path. The
+    /// socket's only event is its creation.
+    func test_item2_nothingChangesTheSocketsAttributesAfterItsBind() throws {
+        let watch = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        XCTAssertGreaterThanOrEqual(watch, 0)
+        defer { close(watch) }
+        XCTAssertGreaterThanOrEqual(inotify_add_watch(watch, theirs, UInt32(IN_CREATE | IN_ATTRIB)), 0)
+        let previous = umask(0o077)
+        defer { umask(previous) }
+        let fd = try UnixSocket.listen(path: theirs + "/socket", mode: 0o666)
+        defer { try? fd.close() }
+        XCTAssertEqual(try File.permissions(theirs + "/socket"), 0o666)
+        var events: [(mask: UInt32, name: String)] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = buffer.withUnsafeMutableBytes { read(watch, $0.baseAddress, $0.count) }
+        var offset = 0
+        let header = MemoryLayout<inotify_event>.size
+        while count > 0, offset + header <= count {
+            let (mask, length) = buffer.withUnsafeBytes { raw in
+                (raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self),
+                 Int(raw.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self)))
+            }
+            let name = buffer[(offset + header)..<min(offset + header + length, count)].prefix { $0 != 0 }
+            events.append((mask, String(decoding: name, as: UTF8.self)))
+            offset += header + length
+        }
+        XCTAssertTrue(events.contains { $0.name == "socket" && $0.mask & UInt32(IN_CREATE) != 0 }, "\(events)")
+        XCTAssertFalse(events.contains { $0.name == "socket" && $0.mask & UInt32(IN_ATTRIB) != 0 },
+                       "the socket's attributes changed after its bind (a chmod by path): \(events)")
+    }
 }
