@@ -59,6 +59,7 @@ enum EffectiveValue {
         case ("Daemon", "MaxContextsPerConnection"): return String(c.daemon.maxContextsPerConnection)
         case ("Daemon", "MaxPendingBytes"): return String(c.daemon.maxPendingBytes)
         case ("Daemon", "IdleLineTimeoutSec"): return span(c.daemon.idleLineTimeout)
+        case ("Daemon", "ExitOnIdleSec"): return span(c.daemon.exitOnIdle)
         case ("Biometry", "Type"): return c.biometry.type.wireName
         case ("Biometry", "Backend"): return c.biometry.backend.rawValue
         case ("Biometry", "AttemptsPerEvaluation"): return c.biometry.attemptsPerEvaluation.map(String.init) ?? ""

@@ -36,7 +36,7 @@ public enum ConfigurationParser {
     public static let knownKeys: [(section: String, keys: [String])] = [
         ("Daemon", ["Socket", "StateDirectory", "AdminGroup", "AuditGroup", "MaxConnections", "MaxConnectionsPerUser",
                     "MaxContextsPerConnection", "MaxPendingBytes", "IdleLineTimeoutSec",
-                    "MaxPropertyBytes", "MaxPropertyBytesPerContext", "MaxPropertyBytesPerUser"]),
+                    "MaxPropertyBytes", "MaxPropertyBytesPerContext", "MaxPropertyBytesPerUser", "ExitOnIdleSec"]),
         ("Biometry", ["Type", "Backend", "AttemptsPerEvaluation", "LockoutThreshold", "PromptTimeoutSec",
                       "PasscodeRequiredAfterSec", "PasscodeRequiredAfterBoot", "FprintdBus",
                       "SkipRemote", "LidClosedInaccessible", "BuiltInReader", "CancelOnSuspend", "LogindBus"]),
@@ -183,6 +183,7 @@ public enum ConfigurationParser {
         case ("Daemon", "MaxContextsPerConnection"): try set(\.daemon.maxContextsPerConnection) { v throws(ValueError) in try V.integer(v, in: positive) }
         case ("Daemon", "MaxPendingBytes"): try set(\.daemon.maxPendingBytes) { v throws(ValueError) in try size(v, in: sizes) }
         case ("Daemon", "IdleLineTimeoutSec"): try set(\.daemon.idleLineTimeout, positiveTimeSpan)
+        case ("Daemon", "ExitOnIdleSec"): try set(\.daemon.exitOnIdle, V.timeSpan)
         case ("Daemon", "MaxPropertyBytes"): try set(\.daemon.maxPropertyBytes) { v throws(ValueError) in try size(v, in: 1...8192) }
         case ("Daemon", "MaxPropertyBytesPerContext"): try set(\.daemon.maxPropertyBytesPerContext) { v throws(ValueError) in try size(v, in: 1...Int(Int32.max)) }
         case ("Daemon", "MaxPropertyBytesPerUser"): try set(\.daemon.maxPropertyBytesPerUser) { v throws(ValueError) in try size(v, in: 1...Int.max) }

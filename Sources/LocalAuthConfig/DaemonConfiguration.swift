@@ -49,6 +49,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
         public var maxPendingBytes = 1 << 20
         /// Microseconds a started line may take to finish.
         public var idleLineTimeout: Int64 = 10 * Timestamp.second
+        /// S-83: microseconds with nothing to do after which a socket-activated
+        /// daemon exits (the socket starts it again); 0 = never.
+        public var exitOnIdle: Int64 = 60 * Timestamp.second
         /// S-48: bytes of each stored string a client sends (a property's
         /// value, evaluate's `reason=`), of a context's string properties
         /// together, and of all the string properties an unprivileged user

@@ -136,6 +136,8 @@ public enum Daemon {
         // LARight's store and key (RightStore.swift, SecretKey.swift): a
         // damaged store or an unusable key stops the start, naming the file.
         server.rights.store = try RightStore.open(directory: stateDirectory)
+        // Socket-activated: the socket starts the daemon again after an exit on idle (S-83).
+        server.exitsWhenIdle = socketFile == nil
         let secretKey = try SecretKey.load(configuration.secrets, stateDirectory: stateDirectory)
         server.rights.secretKey = secretKey.bytes
         // The login secret's store (S-74..S-77), under a key derived from the same.

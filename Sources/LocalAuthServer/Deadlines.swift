@@ -35,6 +35,8 @@ struct CoreDeadlines {
     var allowancePrune: UInt64?
     /// When the timer last passed (the memory release waits for a quiet one).
     var lastPass: UInt64 = 0
+    /// Since when the daemon has had nothing to do (S-83, IdleExit.swift).
+    var idleSince: UInt64?
 
     /// A half line started, or a connection began closing: its end is a deadline.
     mutating func connectionDeadline(_ at: UInt64) {
@@ -66,6 +68,7 @@ extension ServerCore {
             consider(deadlines.lastPass + CoreDeadlines.memoryWaveEnd)
         }
         consider(service.statusDeadline(statusFacts, held: outputIsHeld))
+        consider(idleExitDeadline)
         return earliest
     }
 

@@ -177,6 +177,9 @@ final class EventLoop {
 
     /// Runs until SIGTERM/SIGINT, then shuts down cleanly (S-32).
     func run() throws {
+        // The start is a turn: an idle daemon that nobody wakes still exits (S-83).
+        core.beginTurn(Self.readClocks())
+        core.noteIdleness()
         while !core.isStopping {
             armTimer()
             let ready = try epoll.wait(timeoutMilliseconds: -1)
@@ -208,6 +211,9 @@ final class EventLoop {
                     logind?.timerFired()
                     core.timerFired()
                     busFront?.timerFired()
+                    if core.idleExitIsDue, fprintd?.isIdle ?? true, busFront?.isIdle ?? true, !clientWaits() {
+                        core.exitForIdle()
+                    }
                 case Token.passcodes.rawValue: core.passcodeJobsFinished(workers.drain())
                 case Token.keys.rawValue: core.keyJobsFinished(keyWorkers.drain())
                 case Token.durability.rawValue: _ = try? durabilityWake.drain()
@@ -241,6 +247,15 @@ final class EventLoop {
             busFront?.endOfTurn()
         }
         shutdown()
+    }
+
+    /// Whether a client waits in the listener's backlog (S-83: then the
+    /// daemon serves it instead of exiting). One that connects after this
+    /// look waits in the backlog of systemd's socket, which starts the
+    /// daemon again.
+    func clientWaits() -> Bool {
+        var descriptor = pollfd(fd: listener.rawValue, events: Int16(POLLIN), revents: 0)
+        return poll(&descriptor, 1, 0) != 0
     }
 
     /// Arms the timer for the earliest deadline of the core and the buses

@@ -153,6 +153,9 @@ final class FprintdSensor {
         if let bus, let deadline = bus.deadline, deadline <= MonotonicClock.nowNanos() / 1000 { busReady() }
     }
 
+    /// No scan, queued user, call or Release waits (S-83).
+    var isIdle: Bool { active == nil && queue.isEmpty && !releasing && releaseRetryAt == nil && bus?.deadline == nil }
+
     /// When the timer is next needed (monotonic ns), or nil. A missing
     /// reader is not looked for on a clock (S-82): the next check that needs
     /// it asks (`listFingers`), and fprintd's appearance (NameOwnerChanged)

@@ -34,6 +34,9 @@ struct Keyring {
     var releases: [PendingRelease] = []
     /// The shadow scanner's generation the copies were last checked against.
     var checkedGeneration: UInt64?
+
+    /// No write, opening, check or release waits or runs (S-83).
+    var isIdle: Bool { inFlight == nil && waiting.isEmpty && opening.isEmpty && checking.isEmpty && releases.isEmpty }
 }
 
 /// The latest success of an on-behalf context.

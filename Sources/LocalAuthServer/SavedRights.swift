@@ -60,6 +60,9 @@ struct SavedRights {
     private var runningKeyJobs: [UInt64: PendingKeyJob] = [:]
     private var nextKeyToken: UInt64 = 1
 
+    /// No write and no key operation waits or runs (S-83).
+    var isIdle: Bool { inFlight == nil && waiting.isEmpty && keyQueue.waitingCount == 0 && runningKeyJobs.isEmpty }
+
     // MARK: - Grants and right-authorize
 
     /// Whether any context holds a grant or runs a right-authorize (the

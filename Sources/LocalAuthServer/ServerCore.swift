@@ -49,6 +49,8 @@ package final class ServerCore {
     package var service = ServiceState()
     /// The timer's deadlines that no machine holds (Deadlines.swift).
     var deadlines = CoreDeadlines()
+    /// Set by the shell when systemd passed the socket: ExitOnIdleSec= applies (S-83).
+    package var exitsWhenIdle = false
     /// The sensor as the core sees it: scans asked for, PROMPT lines held
     /// for a real reader, the reader's state (SensorPrompts.swift).
     var sensor = SensorPrompts()
@@ -130,6 +132,7 @@ package final class ServerCore {
         releaseDurableOutput()
         if !keyring.releases.isEmpty { sendDurableReleases() }
         flushAll()
+        noteIdleness()
         if service.reloadIsDue() {
             actions.append(.notify("RELOADING=1\nMONOTONIC_USEC=\(turn.monotonic / 1000)"))
             actions.append(.readConfiguration)

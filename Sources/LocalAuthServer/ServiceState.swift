@@ -34,6 +34,9 @@ package struct ServiceState {
         return nil
     }
 
+    /// Idle for ExitOnIdleSec= (S-83): the stop of SIGTERM.
+    mutating func stopForIdle() { isStopping = true }
+
     /// At the end of a turn: whether a SIGHUP asks for the files to be read now.
     mutating func reloadIsDue() -> Bool {
         guard reloadRequested else { return false }

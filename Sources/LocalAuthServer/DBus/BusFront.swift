@@ -133,6 +133,10 @@ final class BusFront {
         }
     }
 
+    /// No call of ours and no app id read waits (S-83). A caller's own
+    /// call counts as a connection of the core's (busPeers).
+    var isIdle: Bool { appDeadlines.isEmpty && bus?.deadline == nil }
+
     /// When the timer is next needed (monotonic ns): the retry while there
     /// is no bus, a call's timeout, the oldest app id read's limit.
     var nextDeadline: UInt64? {
