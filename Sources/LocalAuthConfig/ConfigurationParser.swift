@@ -36,7 +36,8 @@ public enum ConfigurationParser {
     public static let knownKeys: [(section: String, keys: [String])] = [
         ("Daemon", ["Socket", "StateDirectory", "AdminGroup", "AuditGroup", "MaxConnections", "MaxConnectionsPerUser",
                     "MaxContextsPerConnection", "MaxPendingBytes", "IdleLineTimeoutSec",
-                    "MaxPropertyBytes", "MaxPropertyBytesPerContext", "MaxPropertyBytesPerUser", "ExitOnIdleSec"]),
+                    "MaxPropertyBytes", "MaxPropertyBytesPerContext", "MaxPropertyBytesPerUser", "ExitOnIdleSec",
+                    "InsecureTestBackendsForPAM"]),
         ("Biometry", ["Type", "Backend", "AttemptsPerEvaluation", "LockoutThreshold", "PromptTimeoutSec",
                       "PasscodeRequiredAfterSec", "PasscodeRequiredAfterBoot", "FprintdBus",
                       "SkipRemote", "LidClosedInaccessible", "BuiltInReader", "CancelOnSuspend", "LogindBus"]),
@@ -187,6 +188,7 @@ public enum ConfigurationParser {
         case ("Daemon", "MaxPropertyBytes"): try set(\.daemon.maxPropertyBytes) { v throws(ValueError) in try size(v, in: 1...8192) }
         case ("Daemon", "MaxPropertyBytesPerContext"): try set(\.daemon.maxPropertyBytesPerContext) { v throws(ValueError) in try size(v, in: 1...Int(Int32.max)) }
         case ("Daemon", "MaxPropertyBytesPerUser"): try set(\.daemon.maxPropertyBytesPerUser) { v throws(ValueError) in try size(v, in: 1...Int.max) }
+        case ("Daemon", "InsecureTestBackendsForPAM"): try set(\.daemon.insecureTestBackendsForPAM, V.boolean)
 
         case ("Biometry", "Type"): try set(\.biometry.type, biometryType)
         case ("Biometry", "Backend"): try set(\.biometry.backend) { v throws(ValueError) in try named(v, BiometryBackend.self) }

@@ -59,6 +59,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
         public var maxPropertyBytes = 512
         public var maxPropertyBytesPerContext = 1 << 10
         public var maxPropertyBytesPerUser = 256 << 10
+        /// S-52: on-behalf contexts (PAM) on the simulated sensor or builtin
+        /// passcodes, which administrators control. Tests only.
+        public var insecureTestBackendsForPAM = false
     }
 
     /// `[Biometry]`

@@ -94,6 +94,10 @@ package enum DaemonLog {
            (try? Accounts.groupID(named: group)) == nil {
             error("AuditGroup=\(group) names no group on this system: nobody reads the event log through it.")
         }
+        if configuration.daemon.insecureTestBackendsForPAM {
+            error("InsecureTestBackendsForPAM=yes: PAM may authenticate on the simulated sensor or builtin passcodes, "
+                + "which administrators control (S-52). For tests only; never on a machine with users.")
+        }
     }
 
     static func notice(_ message: String, id: MessageID? = nil, fields: [(String, String)] = []) {

@@ -1,5 +1,6 @@
 /* The dialogue with localauthd for one pam_sm_authenticate (S-45, S-60):
  *
+ *   h hello                                      -> h OK ... sensor-backend=B passcode-backend=B
  *   n new uid=N service=S [tty=T] [rhost=R]      -> n OK ctx=ID
  *   e evaluate ctx=ID policy=P reason=R [prompt=combined]
  *                                                 -> e PROMPT ... / e OK / e ERR
@@ -18,7 +19,10 @@
  * wiped, an empty answer sends `cancel`, and a conversation that fails
  * cancels the evaluation (PAM_CONV_ERR). Only the evaluation's `OK` is
  * PAM_SUCCESS; a daemon that closes, stalls past the timeout or sends a
- * line the protocol does not allow is PAM_AUTHINFO_UNAVAIL.
+ * line the protocol does not allow is PAM_AUTHINFO_UNAVAIL, and so is a
+ * daemon whose backends an administrator controls (S-57: the simulated
+ * sensor, builtin passcodes), unless the module's own
+ * `insecure_test_backends` option allows them.
  *
  * The keyring (S-75): after a success whose reply says `login-secret=`,
  * PAM_AUTHTOK is set when it is not yet, so that pam_gnome_keyring later
@@ -291,6 +295,30 @@ void la_dialogue(pam_handle_t *pamh, int fd, const struct la_options *options, c
     d->ending = strcmp(options->policy, "owner") == 0 ? options->ending : LA_END_NONE;
     d->tty = options->tty;
     la_reader_init(&d->reader, fd, options->timeout_seconds * 1000);
+
+    /* S-57: the daemon's backends, judged here as well as by the daemon. */
+    la_request_start(&request, "h", "hello");
+    if (send_request(d, &request) != 0) {
+        pam_syslog(pamh, LOG_ERR, "Failed to send to localauthd");
+        la_unavailable(outcome, "write-error");
+        goto done;
+    }
+    for (;;) {
+        if (next_reply(d, outcome) != 0) goto done;
+        if (strcmp(d->reply.tag, "h") == 0) break;
+    }
+    if (d->reply.status != LA_STATUS_OK) {
+        pam_syslog(pamh, LOG_ERR, "localauthd refused hello: %s", la_field(&d->reply, "message") ?: "no message");
+        la_unavailable(outcome, "refused");
+        goto done;
+    }
+    if (!options->insecure_test_backends && la_test_backends(&d->reply)) {
+        pam_syslog(pamh, LOG_ERR, "localauthd runs with sensor-backend=%s passcode-backend=%s, which administrators "
+                   "control; not authenticating through it (S-57; insecure_test_backends is for tests only)",
+                   la_field(&d->reply, "sensor-backend") ?: "unknown", la_field(&d->reply, "passcode-backend") ?: "unknown");
+        la_unavailable(outcome, "test-backends");
+        goto done;
+    }
 
     /* The on-behalf context (S-42). */
     snprintf(uid_text, sizeof(uid_text), "%u", (unsigned)subject->uid);

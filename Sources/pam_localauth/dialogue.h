@@ -20,6 +20,9 @@ struct la_options {
     const char *prompt; /* auto, combined or sequential (S-60) */
     enum la_ending ending; /* how a pending password prompt is ended early, or none */
     int tty;               /* the controlling terminal for LA_END_TERMINAL, else -1 */
+    /* S-57: accept a daemon whose `hello` reports the simulated sensor or
+     * builtin passcodes (tests only). */
+    int insecure_test_backends;
 };
 
 struct la_subject {

@@ -24,6 +24,14 @@ void la_unavailable(struct la_outcome *outcome, const char *result) {
     set(outcome, PAM_AUTHINFO_UNAVAIL, result, "");
 }
 
+int la_test_backends(const struct la_reply *hello) {
+    const char *sensor = la_field(hello, "sensor-backend");
+    const char *passcode = la_field(hello, "passcode-backend");
+    if (!sensor || !passcode) return 1;
+    if (strcmp(sensor, "none") != 0 && strcmp(sensor, "fprintd") != 0) return 1;
+    return strcmp(passcode, "shadow") != 0;
+}
+
 /* A decimal integer that is the whole string, or `fallback`. */
 static long number(const char *text, long fallback) {
     char *end = NULL;

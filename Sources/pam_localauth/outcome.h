@@ -22,6 +22,11 @@ void la_failure_notice(const struct la_reply *reply, long now, char *text, size_
  * Anything else (a PROMPT, a BYE, a malformed code) is never PAM_SUCCESS. */
 void la_map_final(const struct la_reply *reply, struct la_outcome *outcome);
 
+/* S-57: 1 when `hello`'s reply names a backend that administrators control
+ * (the simulated sensor, builtin passcodes) or does not name both (a daemon
+ * too old to say), else 0. */
+int la_test_backends(const struct la_reply *hello);
+
 /* The daemon went away or spoke out of turn: PAM_AUTHINFO_UNAVAIL. */
 void la_unavailable(struct la_outcome *outcome, const char *result);
 

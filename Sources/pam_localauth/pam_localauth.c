@@ -2,14 +2,15 @@
  *
  *   auth [success=done authinfo_unavail=ignore default=die] pam_localauth.so
  *        [policy=owner|biometrics] [prompt=auto|combined|sequential] [reason=TEXT]
- *        [socket=PATH] [timeout=SECONDS] [debug]
+ *        [socket=PATH] [timeout=SECONDS] [daemon_user=NAME] [insecure_test_backends] [debug]
  *
  * It resolves PAM_USER to a uid, asks the daemon for an on-behalf context
  * (it runs inside sudo, login, sshd... as root, S-42), evaluates, relays the
  * prompts, and maps the outcome (outcome.c). Everything here is plain C
  * against libpam and libc: no Swift runtime is loaded into sudo. Nothing
  * from the environment is read (sudo's environment is the caller's); the
- * socket path comes only from the module's options. */
+ * socket path comes only from the module's options, and the server behind
+ * it must be root or the daemon's user before any byte is sent (S-57). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pwd.h>
@@ -28,12 +29,16 @@
 #define LA_EXPORT __attribute__((visibility("default")))
 #define LA_DEFAULT_SOCKET "/run/localauthd/socket"
 #define LA_DEFAULT_TIMEOUT 120
+#define LA_DEFAULT_DAEMON_USER "localauthd"
 /* service, tty and rhost the daemon records at most (S-42's bound). */
 #define LA_MAX_ORIGIN_FIELD 256
 
 /* 0, or -1 for an option this module does not know (logged): a misspelt
  * option must not be silently ignored. */
-static int parse_options(pam_handle_t *pamh, int argc, const char **argv, struct la_options *options) {
+static int parse_options(pam_handle_t *pamh, int argc, const char **argv, struct la_options *options,
+                         const char **daemon_user) {
+    *daemon_user = LA_DEFAULT_DAEMON_USER;
+    options->insecure_test_backends = 0;
     options->policy = "owner";
     options->reason = NULL;
     options->socket = LA_DEFAULT_SOCKET;
@@ -47,6 +52,10 @@ static int parse_options(pam_handle_t *pamh, int argc, const char **argv, struct
         const char *arg = argv[i];
         if (strcmp(arg, "debug") == 0) {
             options->debug = 1;
+        } else if (strcmp(arg, "insecure_test_backends") == 0) {
+            options->insecure_test_backends = 1;
+        } else if (strncmp(arg, "daemon_user=", 12) == 0 && arg[12] != '\0') {
+            *daemon_user = arg + 12;
         } else if (strcmp(arg, "policy=owner") == 0 || strcmp(arg, "policy=biometrics") == 0) {
             options->policy = arg + strlen("policy=");
         } else if (strcmp(arg, "prompt=auto") == 0 || strcmp(arg, "prompt=combined") == 0 ||
@@ -93,6 +102,27 @@ static const char *origin_field(pam_handle_t *pamh, int item, const char *name) 
     return value;
 }
 
+/* S-57: the socket's server is root (socket activation: systemd called
+ * listen) or the daemon's own user, or the module says nothing to it: a
+ * socket that someone else bound must never hear a password. 0, or -1 with
+ * the reason logged. */
+static int check_server(pam_handle_t *pamh, int fd, const char *path, const char *daemon_user) {
+    struct ucred peer;
+    socklen_t length = sizeof(peer);
+    struct passwd entry, *found = NULL;
+    char buffer[4096];
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &length) != 0 || length != sizeof(peer)) {
+        pam_syslog(pamh, LOG_ERR, "Failed to read the credentials of the server at %s (%m); not using it", path);
+        return -1;
+    }
+    if (peer.uid == 0) return 0;
+    if (getpwnam_r(daemon_user, &entry, buffer, sizeof(buffer), &found) == 0 && found && found->pw_uid == peer.uid)
+        return 0;
+    pam_syslog(pamh, LOG_ERR, "The server at %s runs as uid %u, neither root nor %s (daemon_user=); not using it",
+               path, (unsigned)peer.uid, daemon_user);
+    return -1;
+}
+
 static int connect_daemon(const char *path, int timeout_seconds) {
     struct sockaddr_un address;
     struct timeval timeout = { .tv_sec = timeout_seconds, .tv_usec = 0 };
@@ -130,10 +160,10 @@ LA_EXPORT int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, const
     struct la_outcome outcome;
     struct passwd entry, *found = NULL;
     char buffer[4096];
-    const char *user = NULL;
+    const char *user = NULL, *daemon_user = NULL;
     const void *service = NULL;
     int fd, rc;
-    if (parse_options(pamh, argc, argv, &options) != 0) return PAM_AUTHINFO_UNAVAIL;
+    if (parse_options(pamh, argc, argv, &options, &daemon_user) != 0) return PAM_AUTHINFO_UNAVAIL;
     options.silent = (flags & PAM_SILENT) != 0;
     rc = pam_get_user(pamh, &user, NULL);
     if (rc != PAM_SUCCESS || !user || !*user) {
@@ -159,6 +189,10 @@ LA_EXPORT int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, const
     fd = connect_daemon(options.socket, options.timeout_seconds);
     if (fd < 0) {
         pam_syslog(pamh, LOG_NOTICE, "localauthd is not reachable at %s (%m); falling through", options.socket);
+        return PAM_AUTHINFO_UNAVAIL;
+    }
+    if (check_server(pamh, fd, options.socket, daemon_user) != 0) {
+        close(fd);
         return PAM_AUTHINFO_UNAVAIL;
     }
     /* S-60: touch or type where a pending password prompt can be ended early. */

@@ -7,6 +7,12 @@ import LocalAuthTestSupport
 import XCTest
 
 final class OnBehalfLogTests: CtlTestCase {
+    /// On-behalf contexts on the simulated sensor: the test-only switch (S-52).
+    override func setUpWithError() throws {
+        daemon = try DaemonProcess(configuration: DaemonProcess.onBehalfTestConfiguration, options: .forClients)
+        admin = try Admin(daemon.socketPath)
+    }
+
     func test_S42_contextCreatedShowsCallerServiceTtyAndRhost() throws {
         try admin.ok("new uid=1000 service=sudo tty=/dev/pts/4 rhost=\"10.0.0.7\"")
         try admin.ok("new uid=0 service=login tty=tty1")

@@ -7,7 +7,8 @@ import XCTest
 
 final class FailureNoticeTests: IntegrationTestCase {
     func test_S64_theSuccessCarriesTheFailuresSinceThePreviousSignIn_statusAndReplayAgree() throws {
-        let daemon = try startDaemon()
+        // An on-behalf context on the simulated sensor: the test-only switch (S-52).
+        let daemon = try startDaemon(configuration: DaemonProcess.onBehalfTestConfiguration)
         let client = try daemon.connect()
         try prepareOwner(client)
         let ctx = try newContext(client)

@@ -1,6 +1,7 @@
 // S-42 against the real daemon: only a root caller (SO_PEERCRED uid 0) may
 // open a context for another user; the context is then the subject's for
-// every per-user rule, and stays bound to root's connection.
+// every per-user rule, and stays bound to root's connection. On the
+// simulated sensor that needs the test-only switch (S-52, RootOnlyTests).
 import LocalAuthProtocol
 import LocalAuthTestSupport
 import XCTest
@@ -25,7 +26,7 @@ final class OnBehalfTests: IntegrationTestCase {
     }
 
     func test_S42_rootOpensAContextForAnotherUserWhoseRulesApply() throws {
-        let daemon = try startDaemon()
+        let daemon = try startDaemon(configuration: DaemonProcess.onBehalfTestConfiguration)
         let root = try daemon.connect()
         XCTAssertOK(try root.request("e enroll uid=65534"))
         let user = try daemon.connect(asUID: 65534)
@@ -49,7 +50,7 @@ final class OnBehalfTests: IntegrationTestCase {
     }
 
     func test_S42_badOnBehalfValuesAreBadArgument() throws {
-        let daemon = try startDaemon()
+        let daemon = try startDaemon(configuration: DaemonProcess.onBehalfTestConfiguration)
         let root = try daemon.connect()
         let long = String(repeating: "s", count: 257)
         for request in ["new uid=abc", "new uid=-1", "new uid=4294967296", "new uid=4294967295", "new uid=+1002",

@@ -38,7 +38,8 @@ final class ShadowBackendTests: IntegrationTestCase {
         try writeShadow(nobodyHash: try Yescrypt.hash(secret: Self.password))
         var passcode = ["Backend=shadow", "ShadowFile=\(shadowPath)"]
         if clientPrompts { passcode.append("ClientPrompts=yes") }
-        return try startDaemon(configuration: configuration(passcode: passcode))
+        // On-behalf contexts on the simulated sensor: the test-only switch (S-52).
+        return try startDaemon(configuration: configuration(daemon: ["InsecureTestBackendsForPAM=yes"], passcode: passcode))
     }
 
     func test_S44_aUsableHashIsAPasscodeAndTheLoginPasswordOpensAnOnBehalfContext() throws {
@@ -122,7 +123,8 @@ final class ShadowBackendTests: IntegrationTestCase {
     func test_S44_aReloadKeepsTheBackendAndSaysItNeedsARestartButClientPromptsApplyToNewContexts() throws {
         let daemon = try shadowDaemon()
         let root = try daemon.connect()
-        try configuration(passcode: ["Backend=shadow", "ShadowFile=\(shadowPath)", "ClientPrompts=yes"])
+        try configuration(daemon: ["InsecureTestBackendsForPAM=yes"],
+                          passcode: ["Backend=shadow", "ShadowFile=\(shadowPath)", "ClientPrompts=yes"])
             .write(toFile: daemon.configPath, atomically: true, encoding: .utf8)
         Glibc.kill(daemon.pid!, SIGHUP)
         XCTAssertTrue(waitUntil(safetyNet: 15) { daemon.stderr.contains("Reloaded the configuration") })

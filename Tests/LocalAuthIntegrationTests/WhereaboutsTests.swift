@@ -8,7 +8,9 @@ import XCTest
 
 final class WhereaboutsTests: IntegrationTestCase {
     func daemon(_ logind: LogindMock, _ extra: [String] = []) throws -> DaemonProcess {
-        try startDaemon(configuration: configuration(biometry: ["LogindBus=\(logind.bus)"] + extra))
+        // On-behalf contexts on the simulated sensor: the test-only switch (S-52).
+        try startDaemon(configuration: configuration(daemon: ["InsecureTestBackendsForPAM=yes"],
+                                                     biometry: ["LogindBus=\(logind.bus)"] + extra))
     }
 
     func test_S61_aClientInARemoteLogindSession_getsNoBiometry_policy2GoesToThePasscode() throws {

@@ -23,7 +23,7 @@ final class LoginSecretMemoryScanTests: ReliabilityTestCase {
         try "root:*:19000:0:99999:7:::\nnobody:\(try Yescrypt.hash(secret: password)):19000:0:99999:7:::\n"
             .write(toFile: shadow.path + "/shadow", atomically: true, encoding: .utf8)
         let daemon = try startDaemon(configuration: configuration(passcode: ["Backend=shadow", "ShadowFile=\(shadow.path)/shadow"])
-            + "[Keyring]\nReleaseLoginPassword=yes\nServices=login\n")
+            + "[Keyring]\nReleaseLoginPassword=yes\nServices=login\n[Daemon]\nInsecureTestBackendsForPAM=yes\n")
         guard let pid = daemon.pid else { return XCTFail("no pid") }
         let root = try daemon.connect()
         let user = try daemon.connect(asUID: 65534)

@@ -230,6 +230,8 @@ final class SessionAgentTests: XCTestCase {
 
     func test_S66_onBehalfContextsKeepTheirPAMConversation() throws {
         let h = try harness()
+        // On-behalf contexts on the simulated sensor: the test-only switch (S-52).
+        h.core.configuration.daemon.insecureTestBackendsForPAM = true
         let root = try XCTUnwrap(h.open(uid: 0, pid: 530))
         h.feed("n new uid=1000 service=sudo\n", on: root)
         let ctx = try XCTUnwrap(h.reply("n", on: root)?.split(separator: "=").last)

@@ -19,6 +19,14 @@ public final class DaemonProcess {
 
         """
 
+    /// The default, with on-behalf contexts (PAM) allowed on the simulated
+    /// sensor and builtin passcodes: tests only (S-52).
+    public static let onBehalfTestConfiguration = defaultConfiguration + """
+        [Daemon]
+        InsecureTestBackendsForPAM=yes
+
+        """
+
     public let directory: TemporaryDirectory
     public let binary: String
     public let configPath: String

@@ -253,6 +253,24 @@ static void test_login_secrets_decode_strictly(void) {
     CHECK(la_base64_decode("YWJjYWJjYWJjYWJjYWI=", out, sizeof(out)) == 14, "14 bytes fit 16");
 }
 
+/* S-57: the module refuses a daemon whose backends administrators control. */
+static void test_hello_backends_are_judged_as_s57_says(void) {
+    struct la_reply r;
+    CHECK(parse("h OK protocol=1 sensor-backend=fprintd passcode-backend=shadow", &r) == 0 && !la_test_backends(&r),
+          "fprintd and shadow: real backends");
+    CHECK(parse("h OK sensor-backend=none passcode-backend=shadow", &r) == 0 && !la_test_backends(&r),
+          "no sensor and shadow: real backends");
+    CHECK(parse("h OK sensor-backend=simulated passcode-backend=shadow", &r) == 0 && la_test_backends(&r),
+          "the simulated sensor is refused");
+    CHECK(parse("h OK sensor-backend=fprintd passcode-backend=builtin", &r) == 0 && la_test_backends(&r),
+          "builtin passcodes are refused");
+    CHECK(parse("h OK protocol=1 server=localauthd/1 uid=0 biometry=touchID", &r) == 0 && la_test_backends(&r),
+          "a daemon that does not say is refused");
+    CHECK(parse("h OK sensor-backend=fprintd", &r) == 0 && la_test_backends(&r), "one backend missing is refused");
+    CHECK(parse("h OK sensor-backend=camera passcode-backend=shadow", &r) == 0 && la_test_backends(&r),
+          "a backend this build does not know is refused");
+}
+
 int main(void) {
     test_login_secrets_decode_strictly();
     test_replies_parse_bare_and_quoted_values();
@@ -262,6 +280,7 @@ int main(void) {
     test_a_pending_prompt_ending_is_told_between_lines();
     test_the_failure_notice_reads_as_a_sentence();
     test_outcomes_map_as_s45_lists();
+    test_hello_backends_are_judged_as_s57_says();
     printf("pam_localauth unit tests: %d checks, %d failed\n", checks, failures);
     return failures == 0 ? 0 : 1;
 }

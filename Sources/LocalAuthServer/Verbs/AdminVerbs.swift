@@ -1,6 +1,7 @@
 // status, enrollment, sensor readings, unlock reports and resets
 // (SEMANTICS §7). Who may call what is checked in the verb table and by
-// `targetUID`; the core records each act with the caller's uid.
+// `targetUID`, and what only root may do by `refusedAsRootOnly` (S-52); the
+// core records each act with the caller's uid.
 import LocalAuthCore
 import LocalAuthProtocol
 import LocalAuthSystem
@@ -23,7 +24,8 @@ extension ServerCore {
 
     func enroll(_ request: Request, _ connection: Connection.ID) {
         guard requireSimulatedSensor(request, connection),
-              let uid = targetUID(request, connection, required: true) else { return }
+              let uid = targetUID(request, connection, required: true),
+              !refusedAsRootOnly(request, connection, subject: uid) else { return }
         let existing = authenticator.state.user(uid).templates
         var template = request.arguments.value(for: "template") ?? ""
         if request.arguments.value(for: "template") == nil {
@@ -41,7 +43,8 @@ extension ServerCore {
 
     func unenroll(_ request: Request, _ connection: Connection.ID) {
         guard requireSimulatedSensor(request, connection),
-              let uid = targetUID(request, connection, required: true) else { return }
+              let uid = targetUID(request, connection, required: true),
+              !refusedAsRootOnly(request, connection, subject: uid) else { return }
         let outcome = run(.unenroll(uid: uid, template: request.arguments.value(for: "template"), by: peer(of: connection).uid,
                                     domainState: randomHex(bytes: 16)),
                           connection: connection, tag: request.tag, now: now)
@@ -51,7 +54,9 @@ extension ServerCore {
 
     func sensor(_ request: Request, _ connection: Connection.ID) {
         guard requireSimulatedSensor(request, connection),
-              let uid = targetUID(request, connection, required: true) else { return }
+              let uid = targetUID(request, connection, required: true),
+              !refusedAsRootOnly(request, connection, subject: uid, reachesOnBehalfPrompt: promptIsOnBehalf(of: uid))
+        else { return }
         let reading: SensorReading
         switch request.arguments.value(for: "result") {
         case "match": reading = .match
@@ -82,12 +87,14 @@ extension ServerCore {
     }
 
     func unlocked(_ request: Request, _ connection: Connection.ID) {
-        guard let uid = targetUID(request, connection, required: true) else { return }
+        guard let uid = targetUID(request, connection, required: true),
+              !refusedAsRootOnly(request, connection, subject: uid) else { return }
         adminAct(.reportUnlock(uid: uid, by: peer(of: connection).uid), request, connection)
     }
 
     func reset(_ request: Request, _ connection: Connection.ID) {
-        guard let uid = targetUID(request, connection, required: true) else { return }
+        guard let uid = targetUID(request, connection, required: true),
+              !refusedAsRootOnly(request, connection, subject: uid) else { return }
         adminAct(.reset(uid: uid, by: peer(of: connection).uid), request, connection)
     }
 

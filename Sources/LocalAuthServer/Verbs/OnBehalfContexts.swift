@@ -30,6 +30,11 @@ extension ServerCore {
                 "Only root may open a context on behalf of a user (uid=, service=, tty=, rhost=)."))
             return nil
         }
+        // S-52: not on backends that administrators control (tests aside).
+        if let why = onBehalfRefusal {
+            reply(connection, request.tag, ProtocolError(.unavailable, why))
+            return nil
+        }
         var uid = peer(of: connection).uid
         if let text = request.arguments.value(for: "uid") {
             guard let parsed = parseUserID(text) else {

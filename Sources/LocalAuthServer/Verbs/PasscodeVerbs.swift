@@ -13,7 +13,7 @@ extension ServerCore {
     func setPasscode(_ request: Request, _ connection: Connection.ID) {
         secretSeen = true
         if refusesLoginPasswordChange(request, connection) { return }
-        guard let uid = targetUID(request, connection) else { return }
+        guard let uid = targetUID(request, connection), !refusedAsRootOnly(request, connection, subject: uid) else { return }
         // S-50: the secrets as the scanner decoded them, in wipeable bytes.
         let secret = request.secret("secret"), old = request.secret("old-secret")
         if let problem = judged(secret, { PasscodeSecret.refusal(ofNew: $0) }) {
@@ -45,7 +45,8 @@ extension ServerCore {
     /// event; the connection's later lines wait for the store's answer.
     func clearPasscode(_ request: Request, _ connection: Connection.ID) {
         if refusesLoginPasswordChange(request, connection) { return }
-        guard let uid = targetUID(request, connection, required: true) else { return }
+        guard let uid = targetUID(request, connection, required: true),
+              !refusedAsRootOnly(request, connection, subject: uid) else { return }
         pauseReading(connection)
         removePasscodeRecord(PendingCommit(uid: uid, set: false, by: peer(of: connection).uid, connection: connection,
                                            tag: request.tag, parksConnection: true))

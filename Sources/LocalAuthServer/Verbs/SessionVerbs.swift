@@ -12,6 +12,8 @@ extension ServerCore {
             ("biometry", authenticator.state.rules.biometryType.wireName),
             // Extension (docs/decisions/0002-apple-api-ios18.md): LAContext.maxBiometryFailures.
             ("lockout-threshold", String(authenticator.state.rules.lockoutThreshold)),
+            // S-52, S-57: pam_localauth refuses a daemon whose backends administrators control.
+            ("sensor-backend", sensorBackendName), ("passcode-backend", passcodeBackendName),
         ])
     }
 

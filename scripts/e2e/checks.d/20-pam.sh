@@ -15,7 +15,9 @@ pam_refused() { ! wait "$pam_sudo_pid"; }
 
 mkdir -p /run/systemd/system/localauthd.service.d
 printf '[Service]\nSupplementaryGroups=shadow\n' > /run/systemd/system/localauthd.service.d/60-e2e-shadow.conf
-printf '[Passcode]\nBackend=shadow\n' > /etc/localauthd/localauthd.conf.d/60-e2e-pam.conf
+# The simulated sensor under PAM: the daemon's test-only switch (S-52); the
+# module's own (insecure_test_backends) is on sudo's line (prepare.d).
+printf '[Daemon]\nInsecureTestBackendsForPAM=yes\n[Passcode]\nBackend=shadow\n' > /etc/localauthd/localauthd.conf.d/60-e2e-pam.conf
 systemctl daemon-reload
 T systemctl restart localauthd.service
 check "pam: the daemon runs with Backend=shadow and the shadow group" until_ok active

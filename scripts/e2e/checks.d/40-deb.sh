@@ -111,7 +111,16 @@ else
       bash -c 'DEBIAN_FRONTEND=noninteractive pam-auth-update --enable localauthd && grep -q pam_localauth /etc/pam.d/common-auth'
     printf 'auth required pam_localauth.so\naccount required pam_permit.so\n' > /etc/pam.d/localauth-e2e
     printf '1357\n' | nobody localauthctl passcode set --secret-stdin >/dev/null 2>&1
+    # S-52, S-57: with the package's defaults (the simulated sensor, builtin
+    # passcodes) neither the daemon nor the module serves PAM.
     out=$(printf '1357\n' | T pamtester -v localauth-e2e nobody authenticate 2>&1)
+    check "pam: the package's default backends are not served to PAM (S-52)" grep -q "cannot retrieve authentication info" <<<"$out"
+    # Then with both test-only switches.
+    printf 'auth required pam_localauth.so insecure_test_backends\naccount required pam_permit.so\n' > /etc/pam.d/localauth-e2e
+    printf '[Daemon]\nInsecureTestBackendsForPAM=yes\n' > /etc/localauthd/localauthd.conf.d/98-deb-pam-e2e.conf
+    T systemctl restart localauthd.service
+    out=$(printf '1357\n' | T pamtester -v localauth-e2e nobody authenticate 2>&1)
+    rm -f /etc/localauthd/localauthd.conf.d/98-deb-pam-e2e.conf
     check "pam: pamtester authenticates nobody through the packaged module" grep -q "successfully authenticated" <<<"$out"
     check "pam: the journal names the PAM service of that authentication" \
       until_ok journal_has b7e2c4a9d1f34e6a8c5b0d9e3f7a1c26 SYSLOG_FACILITY=10 LOCALAUTH_SERVICE=localauth-e2e LOCALAUTH_CALLER=0

@@ -12,7 +12,8 @@ chroot "$run" useradd --create-home --uid 1500 --shell /bin/bash pamtest
 echo 'pamtest:e2e-login-password' | chroot "$run" chpasswd
 printf 'pamtest ALL=(ALL:ALL) ALL\n' > "$run/etc/sudoers.d/pamtest"
 chmod 0440 "$run/etc/sudoers.d/pamtest"
-line=$(sed -n 's/^\t\[success=end \(.*\)\]\t\(pam_localauth.so.*\)$/auth [success=done \1] \2 timeout=30/p' \
+# insecure_test_backends: the checks drive PAM with the simulated sensor (S-57).
+line=$(sed -n 's/^\t\[success=end \(.*\)\]\t\(pam_localauth.so.*\)$/auth [success=done \1] \2 timeout=30 insecure_test_backends/p' \
   "$run/usr/share/pam-configs/localauthd" | head -n1)
 test -n "$line"
 sed -i "s|^@include common-auth|$line\n@include common-auth|" "$run/etc/pam.d/sudo"
