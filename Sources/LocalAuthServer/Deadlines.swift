@@ -33,6 +33,8 @@ struct CoreDeadlines {
     var promptExpiry: UInt64?
     /// When the buckets of users who left are looked at again.
     var allowancePrune: UInt64?
+    /// When the watches of other uids are judged again (S-56; nil: none runs).
+    var watchRejudge: UInt64?
     /// When the timer last passed (the memory release waits for a quiet one).
     var lastPass: UInt64 = 0
     /// Since when the daemon has had nothing to do (S-83, IdleExit.swift).
@@ -64,6 +66,7 @@ extension ServerCore {
         consider(deadlines.connectionSweep)
         consider(parked.nextDeadline)
         consider(deadlines.allowancePrune)
+        consider(watchRejudgeDeadline())
         if limits.contextsEnded >= ServerCore.contextsWorthARelease {
             consider(deadlines.lastPass + CoreDeadlines.memoryWaveEnd)
         }
@@ -112,6 +115,10 @@ extension ServerCore {
         if let at = deadlines.allowancePrune, monotonic >= at { pruneIdleAllowances() }
         releaseMemoryAfterClosedContexts()
         if keyringStartIsDue { keyringCheck() }
+        if let at = deadlines.watchRejudge, monotonic >= at {
+            deadlines.watchRejudge = nil
+            rejudgeWatches()
+        }
         if let at = deadlines.promptExpiry, monotonic >= at {
             deadlines.promptExpiry = nil
             if let deadline = authenticator.state.nextPromptDeadline, deadline <= authenticator.state.effectiveNow(current) {

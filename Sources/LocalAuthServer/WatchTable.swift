@@ -80,8 +80,10 @@ struct WatchTable {
         return uids.filter { remove(connection, $0) }
     }
 
-    /// Records what was sent to the watcher at `index` of `uid`.
-    mutating func sent(_ state: WatchedState, uid: UserID, index: Int) {
+    /// Records what was sent to `connection`'s watch of `uid` (by
+    /// connection, not index: judging a watcher may end another watch).
+    mutating func sent(_ state: WatchedState, uid: UserID, connection: Connection.ID) {
+        guard let index = byUser[uid]?.firstIndex(where: { $0.connection == connection }) else { return }
         byUser[uid]?[index].lastSent = state
     }
 }

@@ -6,7 +6,8 @@
 // changes within one turn arrive as one line with the final state. STATE
 // lines go through the server's send path, so a line that reveals a
 // failure's effect (locked-out=true after a no-match) waits for that
-// failure's fsync like any reply (S-40). Another uid needs an administrator.
+// failure's fsync like any reply (S-40). Another uid needs an administrator,
+// judged again for each line and once a second (S-56, WatchRights.swift).
 import LocalAuthCore
 import LocalAuthProtocol
 
@@ -40,13 +41,15 @@ extension ServerCore {
         for uid in watches.drop(connection) { authenticator.watched.remove(uid) }
     }
 
-    /// Sends the user's state to each of its watchers that has not seen it.
+    /// Sends the user's state to each of its watchers that has not seen it
+    /// and may hear it (S-56: another uid's watcher is judged again).
     func sendWatchedStates(_ uid: UserID) {
         guard let watchers = watches.byUser[uid] else { return }
         let state = WatchedState(authenticator.state, uid,
                                  sensorInaccessible: whereabouts.inaccessible(reader: sensor.readerName))
-        for (index, watcher) in watchers.enumerated() where watcher.lastSent != state && connections[watcher.connection]?.isOpen == true {
-            watches.sent(state, uid: uid, index: index)
+        for watcher in watchers where watcher.lastSent != state && connections[watcher.connection]?.isOpen == true {
+            guard watchMayBeTold(watcher.connection, uid, tag: watcher.tag) else { continue }
+            watches.sent(state, uid: uid, connection: watcher.connection)
             sendLine(to: watcher.connection) { line in
                 line.beginResponse(tag: watcher.tag, status: .state)
                 line.append(key: "uid", value: String(uid))
