@@ -127,6 +127,13 @@ final class ShadowScanner: Sendable {
     }
 
     /// Blocks until the file may have changed, scans it, tells the loop.
+    /// Not optimized: this loop never exits, and Swift 6.3's loop-invariant
+    /// code motion does not finish on it once the scan is inlined (a release
+    /// build of LocalAuthServer ran for over 12 CPU minutes inside
+    /// `LoopInvariantCodeMotion` on this function, gdb; 1.5 minutes for the
+    /// whole module without it). The thread wakes once per change of a file,
+    /// so nothing here is worth optimizing; its callees still are.
+    @_optimize(none)
     private func run() {
         while true {
             if let watch {
