@@ -5,7 +5,7 @@
 touch_uid=$(id -u pamtest)
 mkdir -p /run/systemd/system/localauthd.service.d
 printf '[Service]\nSupplementaryGroups=shadow\n' > /run/systemd/system/localauthd.service.d/60-e2e-shadow.conf
-printf '[Passcode]\nBackend=shadow\n' > /etc/localauthd/localauthd.conf.d/60-e2e-pam.conf
+printf '[Daemon]\nInsecureTestBackendsForPAM=yes\n[Passcode]\nBackend=shadow\n' > /etc/localauthd/localauthd.conf.d/60-e2e-pam.conf
 systemctl daemon-reload
 T systemctl restart localauthd.service
 check "touch: the daemon runs with Backend=shadow" until_ok active

@@ -9,7 +9,7 @@ B=io.github.localauthd.LocalAuthentication1
 P=/io/github/localauthd/LocalAuthentication1
 
 T systemctl stop localauthd.service
-check "dbus: the service is stopped before the call" test "$(systemctl is-active localauthd.service)" = inactive
+check "dbus: the service is stopped before the call" until_ok bash -c 'test "$(systemctl is-active localauthd.service)" = inactive'
 check "dbus: nobody owns $B while it is stopped" bash -c '! busctl status '"$B"' >/dev/null 2>&1'
 out=$(nobody gdbus call --system --dest "$B" --object-path "$P" --method "$B.CanEvaluatePolicy" 1 2>&1)
 info "dbus: uid 65534's gdbus call: $out"
