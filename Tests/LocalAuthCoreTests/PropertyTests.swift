@@ -135,6 +135,12 @@ struct RandomWorld {
                 reason: rng.pick(LoginSecretRefusal.Reason.allCases))))
             case 10: return .recordLoginSecret(.choice(uid: uid, enabled: rng.chance(50), by: rng.chance(50) ? 0 : uid))
             case 0: return .recordRight(.saved(uid: uid, identifier: identifier, requirement: requirement))
+            // S-59: half the removals are drops of an account's rights (no
+            // draw of its own, so the rest of the sequence stays the same).
+            case 1 where uid % 2 == 1:
+                let reason = RightDropReason.allCases[Int(uid / 2) % RightDropReason.allCases.count]
+                return .recordRight(.dropped(uid: uid, identifier: identifier, requirement: requirement,
+                                             name: reason == .accountRemoved ? nil : "olduser", reason: reason))
             case 1: return .recordRight(.removed(uid: uid, identifier: identifier, requirement: requirement))
             case 2: return .recordRight(.authorized(uid: uid, ctx: someContext(), identifier: identifier, method: .biometric))
             case 3: return .recordRight(.keyCreated(uid: uid, identifier: identifier, publicKeySHA256: String(repeating: "5a", count: 32)))
