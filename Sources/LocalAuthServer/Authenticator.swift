@@ -5,7 +5,7 @@
 // remembered: a security failure (S-40) or an admin action (an `OK` to
 // `reset` must survive a power cut; docs/MODEL.md). The output that waits
 // for it is held by the ReplyGate. The deterministic simulator drives it
-// through the server's `package` declarations (no @testable import outside
+// through the server's `package` declarations (no testable import outside
 // Tests/, so `swift build -c release` builds the simulator too).
 import LocalAuthCore
 

@@ -22,7 +22,7 @@ final class RightAccountTests: IntegrationTestCase {
 
         deleteAccount(old)
         let new = "lanew\(getpid() % 100_000)"
-        XCTAssertEqual(run("/usr/sbin/useradd", ["-M", "-N", "-s", "/usr/sbin/nologin", "-u", String(uid), new]), 0)
+        XCTAssertEqual(exitCode(of: "/usr/sbin/useradd", ["-M", "-N", "-s", "/usr/sbin/nologin", "-u", String(uid), new]), 0)
         defer { deleteAccount(new) }
 
         // The new account's connection: no right, none to authorize, none to list.
@@ -74,7 +74,7 @@ final class RightAccountTests: IntegrationTestCase {
         }
         let name = "\(prefix)\(getpid() % 100_000)"
         for uid in UInt32(61_000 + getpid() % 1000)..<64_000 where getpwuid(uid) == nil {
-            XCTAssertEqual(run("/usr/sbin/useradd", ["-M", "-N", "-s", "/usr/sbin/nologin", "-u", String(uid), name]), 0)
+            XCTAssertEqual(exitCode(of: "/usr/sbin/useradd", ["-M", "-N", "-s", "/usr/sbin/nologin", "-u", String(uid), name]), 0)
             return (uid, name)
         }
         throw XCTSkip("no free uid in 61000..<64000")
@@ -82,23 +82,12 @@ final class RightAccountTests: IntegrationTestCase {
 
     /// userdel -f: the test's client for the uid (a process of that uid) still runs.
     private func deleteAccount(_ name: String) {
-        if getpwnam(name) != nil { XCTAssertEqual(run("/usr/sbin/userdel", ["-f", name]), 0, "userdel -f \(name)") }
+        if getpwnam(name) != nil { XCTAssertEqual(exitCode(of: "/usr/sbin/userdel", ["-f", name]), 0, "userdel -f \(name)") }
     }
 
     private func droppedEvents(_ daemon: DaemonProcess) throws -> [String] {
         let log = try runToCompletion(try Binary.find("localauthctl"),
                                       ["log", "-D", daemon.stateDirectory, "-o", "json", "--no-pager"]).1
         return log.split(separator: "\n").map(String.init).filter { $0.contains("\"type\":\"right-dropped\"") }
-    }
-
-    private func run(_ path: String, _ arguments: [String]) -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return -1 }
-        process.waitUntilExit()
-        return process.terminationStatus
     }
 }

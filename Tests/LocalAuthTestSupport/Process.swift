@@ -126,6 +126,11 @@ public func waitForExit(_ pid: pid_t, timeout: Double) -> Int32? {
     }
 }
 
+/// A program's exit code, its output discarded; -1 when it cannot run.
+public func exitCode(of path: String, _ arguments: [String]) -> Int32 {
+    (try? runToCompletion(path, arguments))?.0 ?? -1
+}
+
 /// Runs a program to completion: (exit code, stdout, stderr).
 public func runToCompletion(_ path: String, _ arguments: [String], timeout: Double = 60,
                      environment: [String: String] = [:]) throws -> (Int32, String, String) {
