@@ -111,6 +111,20 @@ static int next_reply(struct dialogue *d, struct la_outcome *outcome) {
     return 0;
 }
 
+/* Sends a request and waits for the reply with its tag, skipping lines of
+ * other tags: 0, or -1 with `outcome` set (before any prompt is pending). */
+static int exchange(struct dialogue *d, struct la_request *request, const char *tag, struct la_outcome *outcome) {
+    if (send_request(d, request) != 0) {
+        pam_syslog(d->pamh, LOG_ERR, "Failed to send to localauthd");
+        la_unavailable(outcome, "write-error");
+        return -1;
+    }
+    for (;;) {
+        if (next_reply(d, outcome) != 0) return -1;
+        if (strcmp(d->reply.tag, tag) == 0) return 0;
+    }
+}
+
 /* One conversation message; the answer (if any) in *answer, to be wiped and freed. */
 static int converse(struct dialogue *d, int style, const char *text, char **answer) {
     const struct pam_message message = { .msg_style = style, .msg = text };
@@ -298,15 +312,7 @@ void la_dialogue(pam_handle_t *pamh, int fd, const struct la_options *options, c
 
     /* S-57: the daemon's backends, judged here as well as by the daemon. */
     la_request_start(&request, "h", "hello");
-    if (send_request(d, &request) != 0) {
-        pam_syslog(pamh, LOG_ERR, "Failed to send to localauthd");
-        la_unavailable(outcome, "write-error");
-        goto done;
-    }
-    for (;;) {
-        if (next_reply(d, outcome) != 0) goto done;
-        if (strcmp(d->reply.tag, "h") == 0) break;
-    }
+    if (exchange(d, &request, "h", outcome) != 0) goto done;
     if (d->reply.status != LA_STATUS_OK) {
         pam_syslog(pamh, LOG_ERR, "localauthd refused hello: %s", la_field(&d->reply, "message") ?: "no message");
         la_unavailable(outcome, "refused");
@@ -327,15 +333,7 @@ void la_dialogue(pam_handle_t *pamh, int fd, const struct la_options *options, c
     la_request_add(&request, "service", subject->service);
     if (subject->tty) la_request_add(&request, "tty", subject->tty);
     if (subject->rhost) la_request_add(&request, "rhost", subject->rhost);
-    if (send_request(d, &request) != 0) {
-        pam_syslog(pamh, LOG_ERR, "Failed to send to localauthd");
-        la_unavailable(outcome, "write-error");
-        goto done;
-    }
-    for (;;) {
-        if (next_reply(d, outcome) != 0) goto done;
-        if (strcmp(d->reply.tag, "n") == 0) break;
-    }
+    if (exchange(d, &request, "n", outcome) != 0) goto done;
     if (d->reply.status != LA_STATUS_OK || !la_field(&d->reply, "ctx") || strlen(la_field(&d->reply, "ctx")) >= sizeof(d->ctx)) {
         pam_syslog(pamh, LOG_ERR, "localauthd refused the context: %s", la_field(&d->reply, "message") ?: "no message");
         la_unavailable(outcome, "refused");
