@@ -49,7 +49,7 @@ check "anchor: the acceptance is recorded as log-rollback-accepted" bash -c \
   'localauthctl log -D /var/lib/localauthd -o json --no-pager | grep -q "\"type\":\"log-rollback-accepted\".*\"journal_seq\":$1" ' _ "$after_stop"
 rm -f /run/systemd/system/localauthd.service.d/10-e2e-accept.conf
 systemctl daemon-reload
-T systemctl restart localauthd.service
+restart_daemon
 check "anchor: without the flag again, it starts (the journal's head is now the accepted log's)" until_ok active
 out=$(T localauthctl verify --journal -D "$state" 2>&1)
 check "anchor: verify --journal agrees again" grep -q "journal: the log holds the head" <<<"$out"

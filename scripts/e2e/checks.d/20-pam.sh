@@ -19,7 +19,7 @@ printf '[Service]\nSupplementaryGroups=shadow\n' > /run/systemd/system/localauth
 # module's own (insecure_test_backends) is on sudo's line (prepare.d).
 printf '[Daemon]\nInsecureTestBackendsForPAM=yes\n[Passcode]\nBackend=shadow\n' > /etc/localauthd/localauthd.conf.d/60-e2e-pam.conf
 systemctl daemon-reload
-T systemctl restart localauthd.service
+restart_daemon
 check "pam: the daemon runs with Backend=shadow and the shadow group" until_ok active
 check "pam: the profile is installed with Default: no" grep -qx 'Default: no' /usr/share/pam-configs/localauthd
 check "pam: pamtest's login password is its passcode" bash -c 'localauthctl call status uid="$1" | grep -q "passcode-set=true"' _ "$pam_uid"
@@ -50,6 +50,6 @@ check "pam: sudo's authentications reached the journal (pam_syslog)" bash -c 'jo
 # Restore the configuration for later checks.
 rm -f /run/systemd/system/localauthd.service.d/60-e2e-shadow.conf /etc/localauthd/localauthd.conf.d/60-e2e-pam.conf
 systemctl daemon-reload
-T systemctl restart localauthd.service
+restart_daemon
 check "pam: the daemon is back on the builtin backend" until_ok active
 check "pam: serving again" test "$(T localauthctl call ping)" = "c1 OK"

@@ -7,7 +7,7 @@ mkdir -p /run/systemd/system/localauthd.service.d
 printf '[Service]\nSupplementaryGroups=shadow\n' > /run/systemd/system/localauthd.service.d/60-e2e-shadow.conf
 printf '[Daemon]\nInsecureTestBackendsForPAM=yes\n[Passcode]\nBackend=shadow\n' > /etc/localauthd/localauthd.conf.d/60-e2e-pam.conf
 systemctl daemon-reload
-T systemctl restart localauthd.service
+restart_daemon
 check "touch: the daemon runs with Backend=shadow" until_ok active
 T localauthctl reset --uid "$touch_uid" >/dev/null 2>&1
 localauthctl enroll --uid "$touch_uid" >/dev/null 2>&1 || true
@@ -92,5 +92,5 @@ check "touch: every pending prompt was ended without Enter (no notice in the jou
 T localauthctl reset --uid "$touch_uid" >/dev/null 2>&1
 rm -f /run/systemd/system/localauthd.service.d/60-e2e-shadow.conf /etc/localauthd/localauthd.conf.d/60-e2e-pam.conf
 systemctl daemon-reload
-T systemctl restart localauthd.service
+restart_daemon
 check "touch: the daemon is back on the builtin backend" until_ok active

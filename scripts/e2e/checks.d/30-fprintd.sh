@@ -40,7 +40,7 @@ check "fprintd: the polkit rule is installed" test -f /usr/share/polkit-1/rules.
 check "fprintd: fptest's right index finger is enrolled with fprintd-enroll" fp_enroll right-index-finger e2e-print
 
 printf '[Biometry]\nBackend=fprintd\n' > /etc/localauthd/localauthd.conf.d/70-e2e-fprintd.conf
-T systemctl restart localauthd.service
+restart_daemon
 check "fprintd: the daemon runs with Backend=fprintd" until_ok active
 out=$(T localauthctl call set-passcode uid="$fp_uid" secret=2468 2>&1)
 check "fprintd: fptest has a passcode ($out)" grep -q "OK" <<<"$out"
@@ -98,6 +98,6 @@ close_session
 
 # Restore the configuration for later checks.
 rm -f /etc/localauthd/localauthd.conf.d/70-e2e-fprintd.conf
-T systemctl restart localauthd.service
+restart_daemon
 check "fprintd: the daemon is back on the simulated sensor" until_ok active
 check "fprintd: serving again" test "$(T localauthctl call ping)" = "c1 OK"

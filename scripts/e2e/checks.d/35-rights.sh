@@ -23,7 +23,7 @@ if T systemd-creds encrypt --name=localauthd.key "$rights_key" /etc/credstore.en
     > /etc/systemd/system/localauthd.service.d/50-credential.conf
   rm -f "$rights_key"
   systemctl daemon-reload
-  T systemctl restart localauthd.service
+  restart_daemon
   check "rights: the daemon starts with the sealed credential" until_ok active
   check "rights: it says the key came from its credentials directory" until_ok bash -c \
     'journalctl -b -u localauthd.service --no-pager | grep -q "key from /run/credentials/localauthd.service/localauthd.key"'

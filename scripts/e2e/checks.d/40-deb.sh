@@ -118,7 +118,7 @@ else
     # Then with both test-only switches.
     printf 'auth required pam_localauth.so insecure_test_backends\naccount required pam_permit.so\n' > /etc/pam.d/localauth-e2e
     printf '[Daemon]\nInsecureTestBackendsForPAM=yes\n' > /etc/localauthd/localauthd.conf.d/98-deb-pam-e2e.conf
-    T systemctl restart localauthd.service
+    restart_daemon
     out=$(printf '1357\n' | T pamtester -v localauth-e2e nobody authenticate 2>&1)
     rm -f /etc/localauthd/localauthd.conf.d/98-deb-pam-e2e.conf
     check "pam: pamtester authenticates nobody through the packaged module" grep -q "successfully authenticated" <<<"$out"

@@ -12,7 +12,7 @@ else
   id auditor >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin -G localauthd-audit auditor
   # runuser sets the member's groups from NSS, as a login does.
   auditor() { T runuser -u auditor -- "$@"; }
-  restarted() { systemctl restart localauthd.service && until_ok active; }
+  restarted() { restart_daemon && until_ok active; }
 
   printf '[Daemon]\nAuditGroup=localauthd-audit\n' > "$dropin"
   check "audit: the daemon restarts with AuditGroup=localauthd-audit" restarted

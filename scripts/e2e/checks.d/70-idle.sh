@@ -8,14 +8,7 @@
 idle_conf=/etc/localauthd/localauthd.conf.d/60-e2e-idle.conf
 idle_anchor() { journalctl --no-pager -o cat --output-fields=LOCALAUTH_SEQ MESSAGE_ID=3c6d8f1a2e4b4f79a5d0c2e8b7f1a964 -n 1 2>/dev/null | tail -n1; }
 printf '[Daemon]\nExitOnIdleSec=2\n' > "$idle_conf"
-# The checks before this one start the daemon more often than systemd's
-# default StartLimitBurst=5 per 10 s allows (40-deb, 45-audit, 60-dbus): a
-# further restart now would fail with start-limit-hit and take the socket
-# down with it. That is systemd guarding a crash loop, not this check's
-# subject; forget it.
-T systemctl reset-failed localauthd.service localauthd.socket 2>/dev/null
-T systemctl start localauthd.socket
-T systemctl restart localauthd.service
+restart_daemon
 check "idle: the daemon runs with ExitOnIdleSec=2" until_ok active
 
 # uid 0 locked out of biometry: a state that must hold across the gap.
@@ -56,5 +49,5 @@ check "idle: the state is unchanged across the gap (lockout held)" test "$before
 
 T localauthctl reset --uid 0 >/dev/null
 rm -f "$idle_conf"
-T systemctl restart localauthd.service
+restart_daemon
 until_ok active
