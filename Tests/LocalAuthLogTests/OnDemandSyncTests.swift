@@ -65,7 +65,10 @@ final class DurableWatch: Sendable {
     }
 
     /// Stops the thread; returns (problems, number of samples).
+    /// A loaded machine may not have run the thread at all yet: wait for its
+    /// first sample, so that "it watched" never depends on the scheduler.
     func finish() -> (problems: [String], samples: Int) {
+        while samples.load(ordering: .relaxed) == 0 { usleep(100) }
         stop.store(true, ordering: .relaxed)
         done.wait()
         return (problems.withLock { $0 }, samples.load(ordering: .relaxed))
