@@ -89,6 +89,19 @@ final class PreallocationTests: XCTestCase {
 /// pages cannot be dropped).
 final class PageCacheTests: XCTestCase {
     func testSyncedRecordsLeaveThePageCacheAndTheZerosAheadStay() throws {
+        // A hint, not a promise: under load (CI at 17:40, a load of 8 on two
+        // cores) the kernel once kept all 242 pages. Without the hint every
+        // page stays in every run, so three runs with none dropped is a fault.
+        var kept: [String] = []
+        for _ in 1...3 {
+            guard let report = try syncedPagesStillCached() else { return }
+            kept.append(report)
+        }
+        XCTFail("in three runs the synced pages stayed cached: \(kept.joined(separator: "; "))")
+    }
+
+    /// One run: nil when most synced pages left the cache, else what stayed.
+    private func syncedPagesStillCached() throws -> String? {
         let directory = TemporaryDirectory()
         let log = try EventLog.open(directory.path, options: .init(syncPolicy: .onDemand, preallocation: 1 << 20))
         let payload = [UInt8](repeating: 7, count: 200)
@@ -109,12 +122,12 @@ final class PageCacheTests: XCTestCase {
         // another CPU's LRU list (the writing thread's). Without the hint
         // every page stays (memory is plentiful); with it most go.
         let stillCached = resident[..<synced].filter { $0 }.count
-        XCTAssertLessThan(stillCached, synced * 3 / 4, "\(stillCached) of \(synced) synced pages still cached")
         // The zeros ahead of the records are where the next records go: kept.
         let ahead = resident[(synced + 1)...]
         XCTAssertGreaterThan(ahead.filter { $0 }.count, ahead.count / 2, "zeros ahead dropped")
         // Nothing was lost by dropping them: the records read back from disk.
         XCTAssertEqual(try positions(directory).count, 4000)
+        return stillCached < synced * 3 / 4 ? nil : "\(stillCached) of \(synced) synced pages still cached"
     }
 
     /// Syncs that cover less than `LogWriter.dropStep` leave their pages:
