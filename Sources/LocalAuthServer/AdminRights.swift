@@ -70,6 +70,15 @@ struct AdminRights<Waiter> {
         return (verdict, GroupQuery(uid: uid, group: group, seq: lastSeq))
     }
 
+    /// The verdict known now, without asking (S-53's reserved slots at
+    /// accept): nil when no answer stands.
+    func known(_ uid: UserID, daemonUID: UserID, group: String?, now: UInt64) -> Bool? {
+        if uid == 0 || uid == daemonUID { return true }
+        guard let group, !group.isEmpty else { return false }
+        guard let answer = cache[uid], now >= answer.at, now - answer.at < Self.cacheLifetime else { return nil }
+        return answer.member
+    }
+
     /// `waiter` waits for the lookup of `uid` in flight.
     mutating func wait(_ uid: UserID, _ waiter: Waiter) {
         waiters[uid, default: []].append(waiter)

@@ -15,6 +15,11 @@ package struct Connection {
 
     let id: ID
     let peer: PeerCredentials
+    /// Whose limits its requests count against (S-53), judged at accept.
+    let principal: Principal
+    /// Root's own process, or the daemon's own user's: exempt from the
+    /// budgets and caps without a lookup (the hot path reads only this).
+    let isPrivileged: Bool
     /// The caller's rights as last judged (S-51: `ServerCore.isAdmin` judges
     /// them again at each admin request).
     var isAdmin: Bool
@@ -65,9 +70,11 @@ package struct Connection {
         case behindWrite
     }
 
-    init(id: ID, peer: PeerCredentials, isAdmin: Bool) {
+    init(id: ID, peer: PeerCredentials, principal: Principal, isPrivileged: Bool, isAdmin: Bool) {
         self.id = id
         self.peer = peer
+        self.principal = principal
+        self.isPrivileged = isPrivileged
         self.isAdmin = isAdmin
         self.splitter = LineSplitter()
     }

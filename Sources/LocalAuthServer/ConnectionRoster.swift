@@ -11,7 +11,7 @@ import LocalAuthCore
 struct ConnectionRoster {
     /// 64 on: the shell's epoll tokens below 64 are its own fds (EventLoop.Token).
     private var nextID: Connection.ID = 64
-    /// Open connections per uid (a uid with none has no entry).
+    /// Open connections per principal (S-53; one with none has no entry).
     private(set) var perUser: [UserID: Int] = [:]
     /// The D-Bus API's callers, apart from `Connection` so that socket
     /// connections carry nothing of them; empty without the bus.
@@ -24,10 +24,13 @@ struct ConnectionRoster {
 
     // MARK: - Admission
 
-    /// A client of `uid` connects while `open` connections are: its id,
-    /// or nil when MaxConnections or MaxConnectionsPerUser refuses it.
-    mutating func admit(_ uid: UserID, bus: BusPeer?, open: Int, maxConnections: Int, maxPerUser: Int) -> Connection.ID? {
-        guard open < maxConnections, perUser[uid, default: 0] < maxPerUser else { return nil }
+    /// A client of principal `uid` (S-53) connects while `open` connections
+    /// are: its id, or nil when MaxConnections or MaxConnectionsPerUser
+    /// refuses it (the last slots are kept for those who `mayUseReserve`).
+    mutating func admit(_ uid: UserID, bus: BusPeer?, open: Int, maxConnections: Int, maxPerUser: Int,
+                        mayUseReserve: Bool) -> Connection.ID? {
+        guard ConnectionAdmission.admits(open: open, openOfPrincipal: perUser[uid, default: 0], maxConnections: maxConnections,
+                                         maxPerPrincipal: maxPerUser, mayUseReserve: mayUseReserve) else { return nil }
         let id = nextID
         nextID += 1
         if let bus { busPeers[id] = bus }

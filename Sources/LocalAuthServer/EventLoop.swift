@@ -73,6 +73,8 @@ final class EventLoop {
     var busOutputTaken = false
     /// Every client socket, by the core's connection id.
     let sockets = ConnectionTable<FileDescriptor>()
+    /// The facts of each new connection's principal (S-53).
+    let principals = CallerPrincipals()
     /// Reads the configuration files again (SIGHUP); nil = nothing to reload.
     var reload: (() throws -> DaemonConfiguration)? {
         didSet { core.service.canReload = reload != nil }
@@ -146,7 +148,7 @@ final class EventLoop {
             perform()
         }
         if core.configuration.dbus.serve {
-            let front = try BusFront(address: core.configuration.dbus.bus, core: core, epoll: epoll,
+            let front = try BusFront(address: core.configuration.dbus.bus, core: core, principals: principals, epoll: epoll,
                                      token: Token.serviceBus.rawValue)
             busFront = front
             try epoll.add(front.apps.wake.fileDescriptor, events: .readable, data: Token.serviceApps.rawValue)

@@ -22,7 +22,10 @@ extension EventLoop {
                 try? fd.close()
                 continue
             }
-            switch core.connectionOpened(peer: peer) {
+            // S-53: whose limits it counts against, once, here (never per line).
+            let principal = principals.principal(of: peer, on: fd)
+            if let changed = principals.takeChangedRanges() { core.subordinateRanges = changed }
+            switch core.connectionOpened(peer: peer, principal: principal) {
             case .refused(let bytes):
                 _ = try? fd.send(bytes)
                 try? fd.close()

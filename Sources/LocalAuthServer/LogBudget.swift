@@ -1,8 +1,9 @@
-// S-48: no unprivileged user can exhaust the log. Each uid that is not an
-// administrator has a budget of logged events, a token bucket
+// S-48: no unprivileged user can exhaust the log. Each principal (S-53: a
+// user with their subordinate uids and the setuid programs they run) that
+// is not an administrator has a budget of logged events, a token bucket
 // (`[Log] UserEventRate=` per second, `UserEventBurst=` at once) kept on one
-// record that every connection of that uid shares, so that many connections
-// or pipelining gain nothing. A request that would record when the bucket is
+// record that every connection of that principal shares, so that many
+// connections, many uids or pipelining gain nothing. A request that would record when the bucket is
 // empty is refused with `limit-exceeded` and records nothing.
 //
 // Only the requests that an unprivileged user can repeat at will are charged:
@@ -146,10 +147,18 @@ extension ServerCore {
     }
 
     /// Administrators are exempt from the budget and the per-user cap:
-    /// root and the daemon's uid without a lookup (the hot path), group
-    /// members judged now (S-51, `isAdmin`), not as when they connected.
+    /// root's own processes and the daemon's user without a lookup (the hot
+    /// path), group members judged now (S-51, `isAdmin`), not as when they
+    /// connected. A setuid program is not its effective uid's (S-53): it
+    /// counts for the user who ran it, root privileges or not.
     func isExemptFromLimits(_ connection: Connection.ID) -> Bool {
-        guard let uid = connections[connection]?.peer.uid else { return false }
+        guard let (privileged, uid, principal) = connections.withValue(connection, {
+            ($0.isPrivileged, $0.peer.uid, $0.principal.uid)
+        }) else { return false }
+        if privileged { return true }
+        guard principal == uid else { return false }
+        // Root unverified (a kernel before 6.13 cannot say its real uid):
+        // as before principals, uid 0 and the daemon's uid are exempt.
         if uid == 0 || uid == daemonUID { return true }
         // Without an AdminGroup nobody else is one: no clock read, no lookup.
         guard let group = configuration.daemon.adminGroup, !group.isEmpty else { return false }
@@ -174,7 +183,7 @@ extension ServerCore {
         if allowance.take(events, rate: rate, burst: burst, now: now) { return nil }
         limits.refusedForRate += 1
         return ProtocolError(.limitExceeded,
-            "Too many logged requests from uid \(allowance.uid): at most UserEventRate=\(rate) per second "
+            "Too many logged requests from uid \(allowance.uid) (with its subordinate uids and setuid programs): at most UserEventRate=\(rate) per second "
             + "(UserEventBurst=\(burst) at once); nothing was recorded, try again later.")
     }
 }

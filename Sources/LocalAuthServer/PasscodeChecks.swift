@@ -127,7 +127,7 @@ extension ServerCore {
         // Accepted: no answer from the core, the change goes on.
         if case .events = outcome {
             return queuePasscodeJob(.newHash(uid: uid, connection: connection ?? 0, tag: tag, by: uid),
-                                    uid: uid, secret: newSecret, connection, tag)
+                                    uid: uid, secret: newSecret, requester: connection ?? 0, connection, tag)
         }
         guard let connection else { return }
         // Refused (S-46) or wrong (S-36): the core's answer.

@@ -1,6 +1,6 @@
 // Every passcode job of the daemon (S-46, S-47), a value with no I/O: the
-// queue (`PasscodeQueue`: one job per user at a time, users in turn, at most
-// one per worker), the jobs on a worker and what to do with each result,
+// queue (`PasscodeQueue`: one job per subject at a time, principals in turn
+// (S-53), at most one per worker), the jobs on a worker and what to do with each result,
 // the results to ignore (the log failed while they ran), the passcode
 // records the shell is storing (`.commitPasscode`) and the results that
 // wait for the store's answer, and S-7's memory of each user's last wrong
@@ -48,7 +48,8 @@ struct PendingCommit {
 }
 
 package struct PasscodeJobs {
-    /// S-47: passcode jobs one user may have waiting (besides the one running).
+    /// S-47: passcode jobs one user (a principal, S-53) may have waiting
+    /// (besides those running).
     static let perUser = 4
     /// The passcode workers: the shell's threads (PasscodeWorkers) and the
     /// jobs the queue lets run at once, one number (S-47's bound on how long
@@ -69,21 +70,32 @@ package struct PasscodeJobs {
     private var afterCommits: [PasscodeWorkers.Completion] = []
 
     init(workers: Int = PasscodeJobs.workers) {
-        queue = PasscodeQueue(workers: workers, perUserLimit: Self.perUser)
+        queue = PasscodeQueue(workers: workers, perPrincipalLimit: Self.perUser)
     }
 
     var waitingCount: Int { queue.waitingCount }
     var runningCount: Int { running.count }
 
-    /// Whether `uid` may queue one more job (S-47).
-    func hasRoom(for uid: UserID) -> Bool { queue.hasRoom(for: uid) }
+    /// Whether `principal` may queue one more job (S-47, S-53; `unlimited`:
+    /// root's own processes).
+    func hasRoom(for principal: UserID, unlimited: Bool = false) -> Bool {
+        queue.hasRoom(for: principal, unlimited: unlimited)
+    }
 
-    /// Queues a job for `uid` (the subject, whoever asked); false when the
-    /// user already has as many waiting as allowed (S-47: `busy`).
-    mutating func enqueue(_ purpose: PendingCheck, for uid: UserID, secret: SecretBytes) -> Bool {
+    /// Queues a job about `subject` in the queue of `principal` (S-53: the
+    /// user who asked); false when that principal already has as many
+    /// waiting as allowed (S-47: `busy`).
+    mutating func enqueue(_ purpose: PendingCheck, subject: UserID, principal: UserID, unlimited: Bool = false,
+                          secret: SecretBytes) -> Bool {
         let token = nextToken
         nextToken += 1
-        return queue.enqueue(PasscodeJob(token: token, purpose: purpose, secret: secret), for: uid)
+        return queue.enqueue(PasscodeJob(token: token, purpose: purpose, secret: secret), subject: subject,
+                             principal: principal, unlimited: unlimited)
+    }
+
+    /// Queues a job that `uid` asked about itself.
+    mutating func enqueue(_ purpose: PendingCheck, for uid: UserID, secret: SecretBytes) -> Bool {
+        enqueue(purpose, subject: uid, principal: uid, secret: secret)
     }
 
     /// The next job whose turn came (a worker is free and its user has none

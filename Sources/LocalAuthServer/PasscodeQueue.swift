@@ -1,74 +1,87 @@
-// Which passcode job runs next (S-46, S-47). Jobs wait in one queue per
-// user; users take turns (round-robin, in the order they first queued), at
-// most one job per user runs at a time, and at most `workers` run at all. So
-// however many checks one user pipelines, over one connection or many:
-//   - no two of their checks overlap, and each is judged against the delay
-//     just before it starts (the server asks the core at `next()`);
+// Which passcode job runs next (S-46, S-47, S-53). Jobs wait in one queue
+// per principal, the user who asked (S-53: with their subordinate uids and
+// the setuid programs they run, such as su and sudo); principals take turns
+// (round-robin, in the order they first queued), at most one job per
+// subject (the user whose passcode is checked) runs at a time, and at most
+// `workers` run at all. So however many checks one user pipelines, over one
+// connection or many, through however many uids:
+//   - no two checks of one subject overlap, and each is judged against the
+//     delay just before it starts (the server asks the core at `next()`);
 //   - another user's check waits for at most one job per worker;
-//   - at most `perUserLimit` of their jobs wait; more are refused (`busy`).
+//   - at most `perPrincipalLimit` of a principal's jobs wait; more are
+//     refused (`busy`), except root's own processes' (bounded by their
+//     contexts: one passcode per evaluation at a time).
 // A value with no I/O: the server performs what it says.
 import LocalAuthCore
 
 struct PasscodeQueue<Job> {
     let workers: Int
-    let perUserLimit: Int
-    /// Waiting jobs of each user, oldest first.
-    private var waiting: [UserID: [Job]] = [:]
-    /// Users with waiting jobs, in turn order (each at most once).
+    let perPrincipalLimit: Int
+    /// Waiting jobs of each principal, oldest first, with their subjects.
+    private var waiting: [UserID: [(subject: UserID, job: Job)]] = [:]
+    /// Principals with waiting jobs, in turn order (each at most once).
     private var turns: [UserID] = []
-    /// Users whose job is on a worker now.
+    /// Subjects whose job is on a worker now.
     private(set) var running: Set<UserID> = []
 
-    init(workers: Int, perUserLimit: Int) {
+    init(workers: Int, perPrincipalLimit: Int) {
         self.workers = max(1, workers)
-        self.perUserLimit = max(1, perUserLimit)
+        self.perPrincipalLimit = max(1, perPrincipalLimit)
     }
 
-    /// Jobs waiting (not running), over all users.
+    /// Jobs waiting (not running), over all principals.
     private(set) var waitingCount = 0
 
-    func waitingCount(of uid: UserID) -> Int { waiting[uid]?.count ?? 0 }
+    func waitingCount(of principal: UserID) -> Int { waiting[principal]?.count ?? 0 }
 
-    /// Whether `uid` may queue one more job.
-    func hasRoom(for uid: UserID) -> Bool { waitingCount(of: uid) < perUserLimit }
+    /// Whether `principal` may queue one more job (`unlimited`: root's own).
+    func hasRoom(for principal: UserID, unlimited: Bool = false) -> Bool {
+        unlimited || waitingCount(of: principal) < perPrincipalLimit
+    }
 
-    /// Queues a job; false (and nothing queued) when the user's queue is full.
-    mutating func enqueue(_ job: Job, for uid: UserID) -> Bool {
-        guard hasRoom(for: uid) else { return false }
-        if waiting[uid, default: []].isEmpty, !turns.contains(uid) { turns.append(uid) }
-        waiting[uid, default: []].append(job)
+    /// Queues a job; false (and nothing queued) when the principal's queue is full.
+    mutating func enqueue(_ job: Job, subject: UserID, principal: UserID, unlimited: Bool = false) -> Bool {
+        guard hasRoom(for: principal, unlimited: unlimited) else { return false }
+        if waiting[principal, default: []].isEmpty, !turns.contains(principal) { turns.append(principal) }
+        waiting[principal, default: []].append((subject, job))
         waitingCount += 1
         return true
     }
 
-    /// The next job to start, if a worker is free and some user with waiting
-    /// jobs has none running; that user goes to the back of the turns and
-    /// counts as running until `finished(uid)`.
+    /// The next job to start, if a worker is free and some principal has a
+    /// waiting job whose subject has none running; that principal goes to
+    /// the back of the turns, and the subject counts as running until
+    /// `finished(subject)`.
     mutating func next() -> (uid: UserID, job: Job)? {
         guard running.count < workers else { return nil }
-        guard let index = turns.firstIndex(where: { !running.contains($0) }) else { return nil }
-        let uid = turns.remove(at: index)
-        var jobs = waiting.removeValue(forKey: uid) ?? []
-        let job = jobs.removeFirst()
-        waitingCount -= 1
-        if !jobs.isEmpty {
-            waiting[uid] = jobs
-            turns.append(uid)
+        for (turn, principal) in turns.enumerated() {
+            guard var jobs = waiting[principal],
+                  let index = jobs.firstIndex(where: { !running.contains($0.subject) }) else { continue }
+            let (subject, job) = jobs.remove(at: index)
+            waitingCount -= 1
+            turns.remove(at: turn)
+            if jobs.isEmpty {
+                waiting[principal] = nil
+            } else {
+                waiting[principal] = jobs
+                turns.append(principal)
+            }
+            running.insert(subject)
+            return (subject, job)
         }
-        running.insert(uid)
-        return (uid, job)
+        return nil
     }
 
-    /// The user's running job is done (its verdict arrived, or it was refused
-    /// before it started).
-    mutating func finished(_ uid: UserID) {
-        running.remove(uid)
+    /// The subject's running job is done (its verdict arrived, or it was
+    /// refused before it started).
+    mutating func finished(_ subject: UserID) {
+        running.remove(subject)
     }
 
     /// Removes and returns every waiting job (shutdown, log failure).
     mutating func drainWaiting() -> [Job] {
         var all: [Job] = []
-        for uid in turns { all += waiting[uid] ?? [] }
+        for principal in turns { all += (waiting[principal] ?? []).map(\.job) }
         waiting.removeAll()
         turns.removeAll()
         waitingCount = 0

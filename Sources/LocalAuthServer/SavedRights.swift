@@ -56,7 +56,7 @@ struct SavedRights {
     private var waiting: [RightWaiter] = []
     private var nextWriteToken: UInt64 = 1
     /// Key operations waiting (users in turn), and running on a worker by token.
-    private var keyQueue = PasscodeQueue<PendingKeyJob>(workers: Self.keyWorkers, perUserLimit: Self.keyJobsPerUser)
+    private var keyQueue = PasscodeQueue<PendingKeyJob>(workers: Self.keyWorkers, perPrincipalLimit: Self.keyJobsPerUser)
     private var runningKeyJobs: [UInt64: PendingKeyJob] = [:]
     private var nextKeyToken: UInt64 = 1
 
@@ -136,10 +136,14 @@ struct SavedRights {
 
     // MARK: - Key operations (S-81)
 
-    func keyQueueHasRoom(for uid: UserID) -> Bool { keyQueue.hasRoom(for: uid) }
+    /// S-53: operations wait in their principal's queue; `unlimited` for
+    /// those S-47 does not cap (administrators).
+    func keyQueueHasRoom(for principal: UserID, unlimited: Bool) -> Bool { keyQueue.hasRoom(for: principal, unlimited: unlimited) }
 
     /// Queues an admitted operation; false when its user has as many waiting as allowed.
-    mutating func enqueueKeyJob(_ job: PendingKeyJob) -> Bool { keyQueue.enqueue(job, for: job.uid) }
+    mutating func enqueueKeyJob(_ job: PendingKeyJob, principal: UserID, unlimited: Bool) -> Bool {
+        keyQueue.enqueue(job, subject: job.uid, principal: principal, unlimited: unlimited)
+    }
 
     /// The next operation whose turn came; `keyJobStarted` or `keyJobDropped` must follow.
     mutating func nextKeyJob() -> PendingKeyJob? { keyQueue.next()?.job }

@@ -1,7 +1,9 @@
 // Connections as the core sees them: opened (with the peer's SO_PEERCRED
-// credentials, read by the shell), bytes received, the peer gone, closed.
-// Limits are enforced here (MaxConnections, MaxConnectionsPerUser, line
-// length, half lines); the shell accepts, reads and closes sockets.
+// credentials and its principal, read by the shell), bytes received, the
+// peer gone, closed. Limits are enforced here (MaxConnections, with slots
+// kept for root's own and administrators, and MaxConnectionsPerUser per
+// principal, S-53; line length, half lines); the shell accepts, reads and
+// closes sockets.
 import LocalAuthCore
 import LocalAuthProtocol
 import LocalAuthSystem
@@ -10,20 +12,28 @@ extension ServerCore {
     /// Whether the shell should accept connections now (not while stopping).
     var acceptsConnections: Bool { !service.isStopping }
 
-    /// A client connected: let in, or refused with the bytes to write before
-    /// closing. `bus`: a caller of the D-Bus API (S-70), whose contexts
-    /// record its bus name and app (S-73).
-    package func connectionOpened(peer: PeerCredentials, bus: BusPeer? = nil) -> Admission {
-        guard let id = roster.admit(peer.uid, bus: bus, open: connections.count, maxConnections: configuration.daemon.maxConnections,
-                                    maxPerUser: configuration.daemon.maxConnectionsPerUser) else {
+    /// A client connected: let in, or refused with the bytes to write
+    /// before closing. `principal` (S-53): whose limits it counts against,
+    /// as the shell judged it at accept. `bus`: a caller of the D-Bus API
+    /// (S-70), whose contexts record its bus name and app (S-73).
+    package func connectionOpened(peer: PeerCredentials, principal given: Principal? = nil, bus: BusPeer? = nil) -> Admission {
+        let principal = given ?? .assumed(for: peer.uid)
+        // Root's own processes and the daemon's own user need no lookup.
+        let privileged = principal.isRootsOwn || (peer.uid == daemonUID && principal.uid == daemonUID)
+        let admin = privileged || (principal.uid == peer.uid
+            && parked.adminRights.known(peer.uid, daemonUID: daemonUID, group: configuration.daemon.adminGroup,
+                                        now: turn.monotonic) == true)
+        guard let id = roster.admit(principal.uid, bus: bus, open: connections.count,
+                                    maxConnections: configuration.daemon.maxConnections,
+                                    maxPerUser: configuration.daemon.maxConnectionsPerUser, mayUseReserve: admin) else {
             counters.refusedConnections += 1
             var refusal = LineWriter(capacity: 160)
             refusal.appendProtocolError(tag: "*", ProtocolError(.limitExceeded, "Too many connections."))
             refusal.appendBye(reason: "limit")
             return .refused(bytes: refusal.bytes)
         }
-        var connection = Connection(id: id, peer: peer, isAdmin: false)
-        connection.allowance = limits.allowance(for: peer.uid, burst: configuration.log.userEventBurst, now: now)
+        var connection = Connection(id: id, peer: peer, principal: principal, isPrivileged: privileged, isAdmin: false)
+        connection.allowance = limits.allowance(for: principal.uid, burst: configuration.log.userEventBurst, now: now)
         connection.allowance?.connections += 1
         connections[id] = connection
         _ = adminVerdict(id)  // S-51: asks AdminGroup ahead of the first request
@@ -190,7 +200,7 @@ extension ServerCore {
                 refuse(id, ProtocolError(.lineTooLong, "Lines are limited to 8192 bytes."), bye: "protocol")
             case .canEvaluate(let usual):
                 counters.requests += 1
-                answerCanEvaluate(usual.ctx, policy: usual.policy, tag: usual.tag, id, caller: usual.caller, authenticator)
+                answerCanEvaluate(usual.ctx, policy: usual.policy, tag: usual.tag, id, privileged: usual.privileged, authenticator)
                 handled = true
             case .line(let line):
                 counters.requests += 1
@@ -300,7 +310,7 @@ extension ServerCore {
         connections[id]?.splitter.wipeAll()
         if connections[id]?.output.holdsSecret == true { connections[id]?.output.wipe(upTo: Int.max) }
         guard let connection = connections.remove(id) else { return }
-        roster.closed(id, uid: connection.peer.uid)
+        roster.closed(id, uid: connection.principal.uid)
         releaseAllowance(of: connection)
     }
 }

@@ -36,6 +36,9 @@ package final class ServerCore {
     /// Ids, per-uid counts, D-Bus callers, contexts' owners, epoll's
     /// interest in writability (ConnectionRoster.swift).
     var roster = ConnectionRoster()
+    /// /etc/subuid's delegations as the shell last read them (S-53; the
+    /// rights cap counts a user's subordinate uids' rights).
+    var subordinateRanges = SubordinateRanges()
     /// S-40: every byte and journal entry held behind an undurable failure.
     package var replyGate = ReplyGate<JournalEntry>()
     /// Connections that queued output or began closing since the last `flushAll`.

@@ -21,4 +21,13 @@ public struct PeerCredentials: Hashable, Sendable {
         _ = try retryOnInterrupt("getsockopt(SO_PEERCRED)") { la_peer_credentials(socket.rawValue, &pid, &uid, &gid) }
         self.init(pid: pid, uid: uid, gid: gid)
     }
+
+    /// The real uid of `socket`'s peer process now (a setuid program's
+    /// invoker), or nil when the kernel cannot say race-free (before Linux
+    /// 6.13, or the peer has exited). Read through the peer's pidfd, never
+    /// by pid: a pid can be reused between the connect and the look.
+    public static func realUID(of socket: FileDescriptor) -> UInt32? {
+        var ruid: UInt32 = 0
+        return la_peer_real_uid(socket.rawValue, &ruid) == 0 ? ruid : nil
+    }
 }

@@ -47,6 +47,15 @@ public final class PinnedProcess {
 
     deinit { close() }
 
+    /// The process's real uid now (a setuid program's invoker, S-53), or
+    /// nil where the kernel cannot say (before Linux 6.13) or the process
+    /// has exited: then the pid may already name another process.
+    public var realUID: UInt32? {
+        var ruid: UInt32 = 0
+        guard fd >= 0, la_pidfd_real_uid(fd, &ruid) == 0, !hasExited else { return nil }
+        return ruid
+    }
+
     /// True once the process has exited (or its pidfd cannot be asked).
     public var hasExited: Bool { fd < 0 || la_pidfd_exited(fd) != 0 }
 

@@ -105,7 +105,8 @@ static int next_reply(struct dialogue *d, struct la_outcome *outcome) {
     if (d->debug) pam_syslog(d->pamh, LOG_DEBUG, "localauthd: %s", d->line);
     if (d->reply.status == LA_STATUS_BYE) {
         pam_syslog(d->pamh, LOG_ERR, "localauthd ended the connection (%s)", la_field(&d->reply, "reason") ?: "?");
-        la_unavailable(outcome, "daemon-gone");
+        la_map_refusal(&d->reply, outcome);
+        if (outcome->pam == PAM_AUTHINFO_UNAVAIL) outcome->result = "daemon-gone";
         return -1;
     }
     return 0;
@@ -115,8 +116,12 @@ static int next_reply(struct dialogue *d, struct la_outcome *outcome) {
  * other tags: 0, or -1 with `outcome` set (before any prompt is pending). */
 static int exchange(struct dialogue *d, struct la_request *request, const char *tag, struct la_outcome *outcome) {
     if (send_request(d, request) != 0) {
+        /* A daemon that refused the connection for its limits may have
+         * closed before the write: its `* BYE reason=limit` is still
+         * readable, and is a refusal, not an absence (S-53). */
         pam_syslog(d->pamh, LOG_ERR, "Failed to send to localauthd");
-        la_unavailable(outcome, "write-error");
+        while (next_reply(d, outcome) == 0) {}
+        if (outcome->pam != PAM_AUTH_ERR) la_unavailable(outcome, "write-error");
         return -1;
     }
     for (;;) {
@@ -315,7 +320,7 @@ void la_dialogue(pam_handle_t *pamh, int fd, const struct la_options *options, c
     if (exchange(d, &request, "h", outcome) != 0) goto done;
     if (d->reply.status != LA_STATUS_OK) {
         pam_syslog(pamh, LOG_ERR, "localauthd refused hello: %s", la_field(&d->reply, "message") ?: "no message");
-        la_unavailable(outcome, "refused");
+        la_map_refusal(&d->reply, outcome);
         goto done;
     }
     if (!options->insecure_test_backends && la_test_backends(&d->reply)) {
@@ -336,7 +341,8 @@ void la_dialogue(pam_handle_t *pamh, int fd, const struct la_options *options, c
     if (exchange(d, &request, "n", outcome) != 0) goto done;
     if (d->reply.status != LA_STATUS_OK || !la_field(&d->reply, "ctx") || strlen(la_field(&d->reply, "ctx")) >= sizeof(d->ctx)) {
         pam_syslog(pamh, LOG_ERR, "localauthd refused the context: %s", la_field(&d->reply, "message") ?: "no message");
-        la_unavailable(outcome, "refused");
+        if (d->reply.status == LA_STATUS_OK) la_unavailable(outcome, "refused");
+        else la_map_refusal(&d->reply, outcome);
         goto done;
     }
     snprintf(d->ctx, sizeof(d->ctx), "%s", la_field(&d->reply, "ctx"));

@@ -1,8 +1,9 @@
 /* S-45's table. Only an `OK` final reply to the evaluation is PAM_SUCCESS;
  * every other path, including codes this build does not know, maps to a
  * failure. "Unavailable" (no sensor, nothing enrolled, no passcode, the
- * daemon unreachable, refusing or shutting down) is PAM_AUTHINFO_UNAVAIL so
- * that a stack with `authinfo_unavail=ignore` falls through to pam_unix. */
+ * daemon unreachable, unable to act or shutting down) is
+ * PAM_AUTHINFO_UNAVAIL so that a stack with `authinfo_unavail=ignore` falls
+ * through to pam_unix; a refusal for the daemon's limits is not (S-53). */
 #include "outcome.h"
 
 #include <security/pam_modules.h>
@@ -22,6 +23,24 @@ static long number(const char *text, long fallback);
 
 void la_unavailable(struct la_outcome *outcome, const char *result) {
     set(outcome, PAM_AUTHINFO_UNAVAIL, result, "");
+}
+
+/* S-53's amendment of S-45: a daemon that is there and refuses this request
+ * for its limits (limit-exceeded, busy, or a connection closed with
+ * `BYE reason=limit`) has judged it; falling through would turn every such
+ * refusal into a password check no delay counts (a user who spends their
+ * own budget, then runs `su root`). That is a failure. Only a daemon that
+ * cannot act at all (unreachable, its log failed, backends not for PAM:
+ * unavailable, permission-denied) lets the stack fall through. */
+void la_map_refusal(const struct la_reply *reply, struct la_outcome *outcome) {
+    const char *name = la_field(reply, "name");
+    const char *reason = la_field(reply, "reason");
+    int load = (name && (strcmp(name, "limit-exceeded") == 0 || strcmp(name, "busy") == 0)) ||
+               (reply->status == LA_STATUS_BYE && reason && strcmp(reason, "limit") == 0);
+    if (load)
+        set(outcome, PAM_AUTH_ERR, "refused-load", "The authentication service is busy; try again in a moment.");
+    else
+        la_unavailable(outcome, "refused");
 }
 
 int la_test_backends(const struct la_reply *hello) {
@@ -67,7 +86,7 @@ void la_map_final(const struct la_reply *reply, struct la_outcome *outcome) {
     if (!domain || strcmp(domain, "la") != 0) {
         /* Protocol errors: the daemon refuses (permission-denied when not
          * root, unavailable while its log cannot record, limits...). */
-        la_unavailable(outcome, "refused");
+        la_map_refusal(reply, outcome);
         return;
     }
     code = number(la_field(reply, "code"), 0);

@@ -27,6 +27,11 @@ void la_map_final(const struct la_reply *reply, struct la_outcome *outcome);
  * too old to say), else 0. */
 int la_test_backends(const struct la_reply *hello);
 
+/* A protocol refusal (ERR domain=protocol, or BYE): PAM_AUTH_ERR for the
+ * daemon's limits (limit-exceeded, busy, BYE reason=limit), never a fall
+ * through; PAM_AUTHINFO_UNAVAIL for the rest (S-53 amends S-45). */
+void la_map_refusal(const struct la_reply *reply, struct la_outcome *outcome);
+
 /* The daemon went away or spoke out of turn: PAM_AUTHINFO_UNAVAIL. */
 void la_unavailable(struct la_outcome *outcome, const char *result);
 

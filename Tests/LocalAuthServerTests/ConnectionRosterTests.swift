@@ -10,24 +10,31 @@ final class ConnectionRosterTests: XCTestCase {
 
     func test_givenAUserAtMaxConnectionsPerUser_thenOnlyOthersAreLetIn_andAClosedOneFreesItsPlace() throws {
         var roster = ConnectionRoster()
-        let first = try XCTUnwrap(roster.admit(alice, bus: nil, open: 0, maxConnections: 10, maxPerUser: 2))
+        let first = try XCTUnwrap(roster.admit(alice, bus: nil, open: 0, maxConnections: 10, maxPerUser: 2, mayUseReserve: false))
         XCTAssertEqual(first, 64, "ids start above the shell's own tokens")
         // The 16th token (the keyring's) once was the first connection's id, which then went unanswered.
         XCTAssertTrue(EventLoop.Token.allCases.allSatisfy { $0.rawValue < first }, "every epoll token is below the first id")
-        XCTAssertNotNil(roster.admit(alice, bus: nil, open: 1, maxConnections: 10, maxPerUser: 2))
-        XCTAssertNil(roster.admit(alice, bus: nil, open: 2, maxConnections: 10, maxPerUser: 2))
-        XCTAssertNotNil(roster.admit(bob, bus: nil, open: 2, maxConnections: 10, maxPerUser: 2))
-        XCTAssertNil(roster.admit(bob, bus: nil, open: 10, maxConnections: 10, maxPerUser: 2), "MaxConnections")
+        XCTAssertNotNil(roster.admit(alice, bus: nil, open: 1, maxConnections: 10, maxPerUser: 2, mayUseReserve: false))
+        XCTAssertNil(roster.admit(alice, bus: nil, open: 2, maxConnections: 10, maxPerUser: 2, mayUseReserve: false))
+        XCTAssertNotNil(roster.admit(bob, bus: nil, open: 2, maxConnections: 10, maxPerUser: 2, mayUseReserve: false))
+        XCTAssertNil(roster.admit(bob, bus: nil, open: 10, maxConnections: 10, maxPerUser: 2, mayUseReserve: false), "MaxConnections")
         roster.closed(first, uid: alice)
         XCTAssertEqual(roster.perUser[alice], 1)
-        XCTAssertNotNil(roster.admit(alice, bus: nil, open: 2, maxConnections: 10, maxPerUser: 2))
+        XCTAssertNotNil(roster.admit(alice, bus: nil, open: 2, maxConnections: 10, maxPerUser: 2, mayUseReserve: false))
+    }
+
+    func test_S53_givenTheLastSixteenthOfMaxConnections_thenOnlyThoseWhoMayUseTheReserveAreLetIn() throws {
+        var roster = ConnectionRoster()
+        XCTAssertNil(roster.admit(alice, bus: nil, open: 15, maxConnections: 16, maxPerUser: 16, mayUseReserve: false))
+        XCTAssertNotNil(roster.admit(bob, bus: nil, open: 15, maxConnections: 16, maxPerUser: 16, mayUseReserve: true))
+        XCTAssertNil(roster.perUser[alice], "a refusal counts nothing")
     }
 
     func test_givenABusCaller_thenItsPeerIsKnownUntilItCloses() throws {
         var roster = ConnectionRoster()
         let bus = BusPeer(name: ":1.42", app: "app")
-        let id = try XCTUnwrap(roster.admit(alice, bus: bus, open: 0, maxConnections: 10, maxPerUser: 10))
-        let socket = try XCTUnwrap(roster.admit(alice, bus: nil, open: 1, maxConnections: 10, maxPerUser: 10))
+        let id = try XCTUnwrap(roster.admit(alice, bus: bus, open: 0, maxConnections: 10, maxPerUser: 10, mayUseReserve: false))
+        let socket = try XCTUnwrap(roster.admit(alice, bus: nil, open: 1, maxConnections: 10, maxPerUser: 10, mayUseReserve: false))
         XCTAssertEqual(roster.busPeer(of: id), bus)
         XCTAssertNil(roster.busPeer(of: socket))
         roster.closed(id, uid: alice)

@@ -208,6 +208,7 @@ final class ReplyGateTests: XCTestCase {
     /// A connection (the core's record: no socket).
     static func connection() throws -> Connection {
         nextID += 1
-        return Connection(id: nextID, peer: PeerCredentials(pid: 1, uid: 1000, gid: 1000), isAdmin: false)
+        return Connection(id: nextID, peer: PeerCredentials(pid: 1, uid: 1000, gid: 1000), principal: .assumed(for: 1000),
+                          isPrivileged: false, isAdmin: false)
     }
 }

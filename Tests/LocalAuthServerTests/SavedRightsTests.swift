@@ -81,8 +81,8 @@ final class SavedRightsTests: XCTestCase {
             PendingKeyJob(connection: 16, tag: tag, uid: alice, ctx: ctx, identifier: "a", generation: 1,
                           algorithm: algorithm, input: [1, 2, 3])
         }
-        XCTAssertTrue(rights.enqueueKeyJob(job("k1")))
-        XCTAssertTrue(rights.enqueueKeyJob(job("k2")))
+        XCTAssertTrue(rights.enqueueKeyJob(job("k1"), principal: alice, unlimited: false))
+        XCTAssertTrue(rights.enqueueKeyJob(job("k2"), principal: alice, unlimited: false))
         let first = try XCTUnwrap(rights.nextKeyJob())
         let token = rights.keyJobStarted(first)
         XCTAssertNil(rights.nextKeyJob(), "the user's first runs")

@@ -227,6 +227,20 @@ static void test_outcomes_map_as_s45_lists(void) {
     CHECK(mapped("e ERR domain=protocol name=permission-denied message=x", &o) == PAM_AUTHINFO_UNAVAIL,
           "the daemon refusing -> AUTHINFO_UNAVAIL");
     CHECK(mapped("e ERR domain=protocol name=unavailable message=x", &o) == PAM_AUTHINFO_UNAVAIL, "log unavailable");
+    /* S-53 amends S-45: a refusal for the daemon's limits is a failure, never a fall through. */
+    CHECK(mapped("e ERR domain=protocol name=limit-exceeded message=x", &o) == PAM_AUTH_ERR &&
+              strcmp(o.result, "refused-load") == 0 && o.message[0],
+          "limit-exceeded -> AUTH_ERR, not a fall through to pam_unix");
+    CHECK(mapped("e ERR domain=protocol name=busy message=x", &o) == PAM_AUTH_ERR, "busy -> AUTH_ERR");
+    {
+        struct la_reply r;
+        CHECK(parse("* BYE reason=limit", &r) == 0, "parse");
+        la_map_refusal(&r, &o);
+        CHECK(o.pam == PAM_AUTH_ERR, "a connection refused for the limits -> AUTH_ERR");
+        CHECK(parse("* BYE reason=shutdown", &r) == 0, "parse");
+        la_map_refusal(&r, &o);
+        CHECK(o.pam == PAM_AUTHINFO_UNAVAIL, "a daemon shutting down -> AUTHINFO_UNAVAIL");
+    }
     CHECK(mapped("e ERR name=x", &o) == PAM_AUTHINFO_UNAVAIL, "no domain");
     CHECK(mapped("e ERR domain=la code=-99 name=fromTheFuture message=x", &o) == PAM_AUTH_ERR, "an unknown code fails");
     CHECK(mapped("e ERR domain=la code=zero name=x", &o) == PAM_AUTH_ERR, "a garbled code fails");

@@ -36,6 +36,14 @@ int la_pidfd_inode(int pidfd, uint64_t *inode);
 int la_pidfd_exited(int pidfd);
 /// accept4(fd, NULL, NULL, flags); flags from LA_SOCK_NONBLOCK | LA_SOCK_CLOEXEC.
 int la_accept4(int fd, int flags);
+/* The real uid of `fd`'s peer process as it is now, race-free: its pidfd
+ * from the socket (SO_PEERPIDFD, Linux 6.5) and PIDFD_GET_INFO (6.13). 0,
+ * or -1 with errno (ENOPROTOOPT/ENOTTY: an older kernel; ESRCH: the peer
+ * has exited). */
+int la_peer_real_uid(int fd, uint32_t *ruid);
+/* The real uid of a pidfd's process (PIDFD_GET_INFO, Linux 6.13); as
+ * la_peer_real_uid. */
+int la_pidfd_real_uid(int pidfd, uint32_t *ruid);
 
 // MARK: Paths and credentials (credentials.c)
 

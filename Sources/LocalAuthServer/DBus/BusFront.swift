@@ -26,6 +26,8 @@ final class BusFront {
 
     let address: String?
     unowned let core: ServerCore
+    /// Whose limits a caller counts against (S-53), shared with the socket.
+    let principals: CallerPrincipals
     let epoll: Epoll
     let token: UInt64
     var bus: DBusConnection?
@@ -52,9 +54,10 @@ final class BusFront {
     var appReadsStuck = false
     var writer = LineWriter(capacity: 512)
 
-    init(address: String?, core: ServerCore, epoll: Epoll, token: UInt64) throws {
+    init(address: String?, core: ServerCore, principals: CallerPrincipals, epoll: Epoll, token: UInt64) throws {
         self.address = address
         self.core = core
+        self.principals = principals
         self.epoll = epoll
         self.token = token
         apps = try LookupThread { query in
@@ -251,7 +254,10 @@ final class BusFront {
     private func admit(_ caller: BusCaller) {
         caller.appRead = nil
         let peer = PeerCredentials(pid: caller.pid, uid: caller.uid, gid: UInt32.max)
-        switch core.connectionOpened(peer: peer, bus: BusPeer(name: caller.name, app: caller.app)) {
+        // S-53: a subordinate uid or a setuid program on the bus counts as on the socket.
+        let principal = principals.principal(ofBusCaller: caller.uid, process: caller.process)
+        if let changed = principals.takeChangedRanges() { core.subordinateRanges = changed }
+        switch core.connectionOpened(peer: peer, principal: principal, bus: BusPeer(name: caller.name, app: caller.app)) {
         case .refused:
             refuse(caller, BusNames.errorPrefix + "LimitExceeded",
                    "Too many connections (MaxConnections, MaxConnectionsPerUser); try again later.")

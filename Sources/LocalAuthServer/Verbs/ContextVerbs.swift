@@ -86,18 +86,19 @@ extension ServerCore {
         if !sensor.isSimulated, parkedForEnrollment(request, ctx: ctx, policy: policy, connection) { return }
         if parkedForWhereabouts(request, ctx: ctx, policy: policy, connection) { return }
         var tag = request.tag
-        let uid = peer(of: connection).uid
+        let privileged = connections[connection]?.isPrivileged ?? false
         let blocked = policy.dependsOnFingers ? biometryBlock(ctx, connection) : nil
-        tag.withUTF8 { answerCanEvaluate(ctx, policy: policy, tag: $0, connection, caller: uid, authenticator, blocked: blocked) }
+        tag.withUTF8 { answerCanEvaluate(ctx, policy: policy, tag: $0, connection, privileged: privileged, authenticator, blocked: blocked) }
     }
 
     /// Runs the check (S-17..S-20) and answers it.
     /// `authenticator` is the server's, passed down so that the hot path
     /// borrows it (see `processLines`).
     func answerCanEvaluate(_ ctx: ContextID, policy: Policy, tag: UnsafeBufferPointer<UInt8>, _ connection: Connection.ID,
-                           caller uid: UserID, _ authenticator: Authenticator, blocked: BiometryBlock? = nil) {
-        // S-48: two compares for root and the daemon's uid (the benchmarks run as root).
-        if uid != 0, uid != daemonUID, let refusal = loggedRequestRefusal(connection, events: 1) {
+                           privileged: Bool, _ authenticator: Authenticator, blocked: BiometryBlock? = nil) {
+        // S-48: one test for root's own and the daemon's user (the
+        // benchmarks run as root), judged at accept (S-53).
+        if !privileged, let refusal = loggedRequestRefusal(connection, events: 1) {
             return reply(connection, String(decoding: tag, as: UTF8.self), refusal)
         }
         switch authenticator.canEvaluate(ctx, policy: policy, now: now, blocked: blocked) {
@@ -189,7 +190,8 @@ struct UsualCanEvaluate {
     let ctx: ContextID
     let policy: Policy
     let tag: UnsafeBufferPointer<UInt8>
-    let caller: UserID
+    /// Root's own or the daemon's user's connection (S-53): no budget to judge.
+    let privileged: Bool
 
     @inline(__always)
     init?(_ line: UnsafeBufferPointer<UInt8>, of connection: inout Connection) {
@@ -199,6 +201,6 @@ struct UsualCanEvaluate {
         self.ctx = ctx
         self.policy = policy
         tag = usual.tag
-        caller = connection.peer.uid
+        privileged = connection.isPrivileged
     }
 }

@@ -90,9 +90,13 @@ extension ServerCore {
         // prompt; the same wrong passcode again counts once (S-7), so only the
         // budget bounds how often it can be sent. Refused, the prompt stays.
         if let refusal = loggedRequestRefusal(connection, events: 3) { return reply(connection, request.tag, refusal) }
-        // S-47: whether the subject's queue has room is the core's input.
+        // S-47: whether the asker's queue has room is the core's input
+        // (S-53: its principal's, not its subject's).
         let subject = authenticator.state.contexts[ctx]?.uid
-        let queueFull = subject.map { !passcodeJobs.hasRoom(for: $0) } ?? false
+        let queueFull = subject.map { subject in
+            let (principal, unlimited) = passcodeQueueKey(connection, subject: subject)
+            return !passcodeJobs.hasRoom(for: principal, unlimited: unlimited)
+        } ?? false
         let outcome = authenticator.execute(.submitPasscode(ctx: ctx, queueFull: queueFull), now: now)
         if case .rejected(Rejection.passcodeQueueFull) = outcome { counters.passcodeBusy += 1 }
         guard let events = events(outcome, connection, request.tag) else { return }
@@ -104,6 +108,6 @@ extension ServerCore {
             counters.passcodeRefused += 1
             return
         }
-        queuePasscodeJob(.evaluation(uid: uid, ctx: ctx, eval: eval), uid: uid, secret: secret, nil, nil)
+        queuePasscodeJob(.evaluation(uid: uid, ctx: ctx, eval: eval), uid: uid, secret: secret, requester: connection, nil, nil)
     }
 }

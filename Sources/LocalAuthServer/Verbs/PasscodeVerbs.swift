@@ -34,10 +34,10 @@ extension ServerCore {
             // the one answer every attempt then gets.
             if refuseSetPasscodeAttempt(uid, connection, request.tag) { return }
             queuePasscodeJob(.oldPasscode(uid: uid, newSecret: secret, connection: connection, tag: request.tag),
-                             uid: uid, secret: old, connection, request.tag)
+                             uid: uid, secret: old, requester: connection, connection, request.tag)
         case .success(false):
             queuePasscodeJob(.newHash(uid: uid, connection: connection, tag: request.tag, by: peer(of: connection).uid),
-                             uid: uid, secret: secret, connection, request.tag)
+                             uid: uid, secret: secret, requester: connection, connection, request.tag)
         }
     }
 
@@ -58,16 +58,25 @@ extension ServerCore {
         return secret.withUnsafeBytes { rule($0) }
     }
 
-    /// Queues a job for `uid` (the subject, whoever asked), or answers
-    /// `busy` when the user already has as many waiting as allowed (S-47).
-    func queuePasscodeJob(_ purpose: PendingCheck, uid: UserID, secret: SecretBytes,
+    /// Queues a job about `uid` (the subject) for the principal of
+    /// `requester` (S-53: the user who asked), or answers `busy` when that
+    /// principal already has as many waiting as allowed (S-47).
+    func queuePasscodeJob(_ purpose: PendingCheck, uid: UserID, secret: SecretBytes, requester: Connection.ID,
                           _ connection: Connection.ID?, _ tag: String?) {
-        guard passcodeJobs.enqueue(purpose, for: uid, secret: secret) else {
+        let (principal, unlimited) = passcodeQueueKey(requester, subject: uid)
+        guard passcodeJobs.enqueue(purpose, subject: uid, principal: principal, unlimited: unlimited, secret: secret) else {
             counters.passcodeBusy += 1
             if let connection, let tag { reply(connection, tag, Rejection.passcodeQueueFull) }
             return
         }
         startPasscodeJobs()
+    }
+
+    /// Whose queue a job of `requester` waits in (S-53): its principal, and
+    /// whether it is root's own (no cap). A requester gone meanwhile (a
+    /// job that continues its request) waits in its subject's.
+    func passcodeQueueKey(_ requester: Connection.ID, subject: UserID) -> (principal: UserID, unlimited: Bool) {
+        connections.withValue(requester) { ($0.principal.uid, $0.isPrivileged) } ?? (subject, false)
     }
 
     /// S-46 for set-passcode: true (and answered) when entry is refused now,

@@ -105,10 +105,14 @@ extension ServerCore {
         }
         if let refusal = keyUseRefusal(uid, ctx, identifier, right) { return reply(connection, request.tag, refusal) }
         let busy = ProtocolError(.busy, "At most \(SavedRights.keyJobsPerUser) key operations of a user wait at once; wait for their answers.")
-        guard rights.keyQueueHasRoom(for: uid) else { return reply(connection, request.tag, busy) }
+        // S-53: a user's key operations wait in their principal's queue.
+        let (principal, unlimited) = passcodeQueueKey(connection, subject: uid)
+        guard rights.keyQueueHasRoom(for: principal, unlimited: unlimited) else { return reply(connection, request.tag, busy) }
         // S-48: charged now, so that a flood is refused before it queues.
         if let refusal = loggedRequestRefusal(connection, events: 1) { return reply(connection, request.tag, refusal) }
-        guard rights.enqueueKeyJob(job) else { return reply(connection, request.tag, busy) }
+        guard rights.enqueueKeyJob(job, principal: principal, unlimited: unlimited) else {
+            return reply(connection, request.tag, busy)
+        }
         startKeyJobs()
     }
 

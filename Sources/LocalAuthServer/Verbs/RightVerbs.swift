@@ -12,7 +12,8 @@
 //   `biometry-current-set` right also needs the user's enrolled set (S-10
 //   token) unchanged since the save. The plaintext is wiped once written
 //   into the reply (S-50).
-// - Limits: `[Secrets] MaxSecretBytes`, `MaxRightsPerUser` (limit-exceeded);
+// - Limits: `[Secrets] MaxSecretBytes`, `MaxRightsPerUser` (limit-exceeded;
+//   per principal, S-53: a user's subordinate uids share their cap);
 //   every recorded right event is charged to the user's log budget (S-48).
 // - right-save and right-remove change the store at once and are answered
 //   once it is durable, written off the loop (RightStoreWrites.swift).
@@ -46,9 +47,9 @@ extension ServerCore {
         }
         defer { if secret != nil { SecretMemory.wipe(&secret!) } }
         let limit = configuration.secrets.maxRightsPerUser
-        if rights.store.right(uid, identifier) == nil, rights.store.count(uid) >= limit {
+        if rights.store.right(uid, identifier) == nil, rightsHeld(byPrincipalOf: uid) >= limit {
             return reply(connection, request.tag, ProtocolError(.limitExceeded,
-                "A user may keep at most \(limit) rights (MaxRightsPerUser); remove one first."))
+                "A user may keep at most \(limit) rights (MaxRightsPerUser), their subordinate uids' included; remove one first."))
         }
         // S-48: right events are charged to the user's log budget like
         // evaluate's: the save and its key's creation (S-78).
@@ -224,5 +225,18 @@ extension ServerCore {
 
     func unknownRight(_ connection: Connection.ID, _ tag: String) {
         reply(connection, tag, ProtocolError(.unknownRight, "No right of that identifier."))
+    }
+}
+
+extension ServerCore {
+    /// S-53: the rights held by `uid` and every uid of the same principal
+    /// (the owner of a subordinate range holds its uids' rights too).
+    func rightsHeld(byPrincipalOf uid: UserID) -> Int {
+        let ranges = subordinateRanges
+        let principal = ranges.owner(of: uid) ?? uid
+        guard !ranges.isEmpty else { return rights.store.count(uid) }
+        return rights.store.rights.keys.reduce(0) { held, holder in
+            (ranges.owner(of: holder) ?? holder) == principal ? held + rights.store.count(holder) : held
+        }
     }
 }
