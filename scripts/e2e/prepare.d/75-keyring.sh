@@ -1,4 +1,4 @@
-# Host side of the keyring check (checks.d/70-keyring.sh): the scripts of
+# Host side of the keyring check (checks.d/75-keyring.sh): the scripts of
 # Tests/keyring (collection.py: the login collection's state on a session
 # bus; hostile.py: the release's hostile cases on the protocol), run in the
 # container as they run on the host (scripts/test-keyring).

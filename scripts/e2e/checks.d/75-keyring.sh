@@ -8,7 +8,7 @@
 # has a display manager add it) driven by pamtester. A password sign-in
 # seals the password, a fingerprint sign-in then unlocks the collection
 # (checked with python3-secretstorage: Tests/keyring/collection.py, put in
-# /e2e/keyring by prepare.d/70-keyring.sh), `localauthctl keyring disable`
+# /e2e/keyring by prepare.d/75-keyring.sh), `localauthctl keyring disable`
 # and the next fingerprint leave it locked. Everything is restored after.
 kr_uid=$(id -u pamtest)
 kr_password=e2e-login-password
@@ -24,7 +24,7 @@ printf '[Service]\nSupplementaryGroups=shadow\n' > /run/systemd/system/localauth
 printf '[Passcode]\nBackend=shadow\n[Keyring]\nReleaseLoginPassword=yes\n' \
   > /etc/localauthd/localauthd.conf.d/99-e2e-keyring.conf
 systemctl daemon-reload
-T systemctl restart localauthd.service
+restart_daemon
 check "keyring: the daemon runs with Backend=shadow and the release on" until_ok active
 T localauthctl reset --uid "$kr_uid" >/dev/null 2>&1
 T localauthctl enroll --uid "$kr_uid" >/dev/null 2>&1
@@ -125,6 +125,6 @@ check "keyring: common-auth and login are as they were" bash -c '! grep -q pam_l
 rm -rf "$kr_work"
 rm -f /run/systemd/system/localauthd.service.d/60-e2e-shadow.conf /etc/localauthd/localauthd.conf.d/99-e2e-keyring.conf
 systemctl daemon-reload
-T systemctl restart localauthd.service
+restart_daemon
 check "keyring: the daemon is back on the builtin backend" until_ok active
 check "keyring: serving again" test "$(T localauthctl call ping)" = "c1 OK"
