@@ -59,6 +59,8 @@ struct dialogue {
     int pending;
     /* The first biometric prompt went out (it reaches the user under PAM_SILENT). */
     int sensor_shown;
+    /* `evaluate` went out: the daemon is there and judging (F-55). */
+    int evaluating;
     /* The last password sent (S-75's `typed`), or a released one: wiped with d. */
     char password[LA_MAX_LINE];
 };
@@ -90,7 +92,12 @@ static int next_reply(struct dialogue *d, struct la_outcome *outcome) {
         return -1;
     case LA_READ_TIMEOUT:
         pam_syslog(d->pamh, LOG_ERR, "localauthd did not answer within the timeout");
-        la_unavailable(outcome, "timeout");
+        /* F-55: silence once the evaluation runs (a prompt that outlives
+         * timeout=) is this evaluation timing out, not an absent daemon; a
+         * fall through let pam_unix take the password of a user inside a
+         * delay after timeout= seconds at the prompt. */
+        if (d->evaluating) la_timed_out(outcome);
+        else la_unavailable(outcome, "timeout");
         return -1;
     default:
         pam_syslog(d->pamh, LOG_ERR, "Failed to read from localauthd: %m");
@@ -360,6 +367,7 @@ void la_dialogue(pam_handle_t *pamh, int fd, const struct la_options *options, c
         la_unavailable(outcome, "write-error");
         goto done;
     }
+    d->evaluating = 1;
 
     for (;;) {
         int got = next_reply(d, outcome);

@@ -21,6 +21,10 @@ static void set(struct la_outcome *outcome, int pam, const char *result, const c
 
 static long number(const char *text, long fallback);
 
+void la_timed_out(struct la_outcome *outcome) {
+    set(outcome, PAM_AUTH_ERR, "timeout", "");
+}
+
 void la_unavailable(struct la_outcome *outcome, const char *result) {
     set(outcome, PAM_AUTHINFO_UNAVAIL, result, "");
 }

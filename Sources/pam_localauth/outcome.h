@@ -32,6 +32,9 @@ int la_test_backends(const struct la_reply *hello);
  * through; PAM_AUTHINFO_UNAVAIL for the rest (S-53 amends S-45). */
 void la_map_refusal(const struct la_reply *reply, struct la_outcome *outcome);
 
+/* The evaluation outlived the module's timeout=: PAM_AUTH_ERR (F-55). */
+void la_timed_out(struct la_outcome *outcome);
+
 /* The daemon went away or spoke out of turn: PAM_AUTHINFO_UNAVAIL. */
 void la_unavailable(struct la_outcome *outcome, const char *result);
 

@@ -27,7 +27,9 @@ check "root-only: root has a passcode and a finger" bash -c \
   'localauthctl call status uid=0 | grep "passcode-set=true" | grep -Eq "enrolled=[1-9]"'
 ro_successes() { localauthctl log -D /var/lib/localauthd --no-pager -o json | grep -c '"type":"evaluation-succeeded"'; }
 ro_before=$(ro_successes)
-as_pamadmin script -qec "su root -c 'touch /tmp/root-only-su-ran'" /dev/null < /dev/null > /tmp/root-only-su.out 2>&1 &
+# Its terminal stays open (stdin a sleep): with /dev/null, su read EOF at
+# "Password or touch the sensor:" and ended before the reading (S-60).
+as_pamadmin script -qec "su root -c 'touch /tmp/root-only-su-ran'" /dev/null < <(sleep 60) > /tmp/root-only-su.out 2>&1 &
 ro_su=$!
 # root's prompt waits once a harmless retry reading (root's) is taken.
 check "root-only: pamadmin's su root reached root's biometric prompt" \

@@ -21,7 +21,7 @@ cp -a /var/lib/pam "$kr_work/lib-pam.saved"
 mkdir -p /run/systemd/system/localauthd.service.d
 printf '[Service]\nSupplementaryGroups=shadow\n' > /run/systemd/system/localauthd.service.d/60-e2e-shadow.conf
 # After 99-deb-e2e.conf (builtin passcodes), which stays for the checks after this one.
-printf '[Passcode]\nBackend=shadow\n[Keyring]\nReleaseLoginPassword=yes\n' \
+printf '[Daemon]\nInsecureTestBackendsForPAM=yes\n[Passcode]\nBackend=shadow\n[Keyring]\nReleaseLoginPassword=yes\n' \
   > /etc/localauthd/localauthd.conf.d/99-e2e-keyring.conf
 systemctl daemon-reload
 restart_daemon
@@ -33,6 +33,9 @@ check "keyring: pamtest turns it on (localauthctl keyring enable)" kr_user timeo
 
 # The stack: the package's profile, then the keyring module after common-auth.
 DEBIAN_FRONTEND=noninteractive pam-auth-update --enable localauthd >/dev/null 2>&1
+# The simulated sensor drives the finger here: the module's own test-only
+# switch beside the daemon's (S-52, S-57; without both it refuses it).
+sed -i '/pam_localauth.so/ s/$/ insecure_test_backends/' /etc/pam.d/common-auth
 sed -i 's|^@include common-auth$|@include common-auth\nauth       optional   pam_gnome_keyring.so|' /etc/pam.d/login
 check "keyring: common-auth asks pam_localauth first (pam-auth-update --enable localauthd)" \
   grep -q '^auth.*\[success=[0-9].*pam_localauth.so' /etc/pam.d/common-auth

@@ -5,7 +5,11 @@
 # release binaries is built again from them (scripts/build-deb --bin-dir).
 set -euo pipefail
 deb=$(ls "$root"/build/deb/localauthd_*.deb 2>/dev/null | head -n1 || true)
-if [ -z "$deb" ] || [ "$bindir/localauthctl" -nt "$deb" ] || [ "$bindir/localauthd" -nt "$deb" ]; then
+# The C parts (the PAM module, the agent) and debian/ are built by the
+# package itself: a change there makes the package stale too.
+if [ -z "$deb" ] || [ "$bindir/localauthctl" -nt "$deb" ] || [ "$bindir/localauthd" -nt "$deb" ] \
+   || [ -n "$(find "$root/Sources/pam_localauth" "$root/Sources/localauth-agent" "$root/debian" -newer "$deb" -type f \
+        ! -name '*.so' ! -name '*.o' ! -name '*.mo' ! -name localauth-agent -print -quit)" ]; then
   echo "40-deb: building the package from $bindir" >&2
   bash "$root/scripts/build-deb" --bin-dir "$bindir"
   deb=$(ls "$root"/build/deb/localauthd_*.deb | head -n1)
