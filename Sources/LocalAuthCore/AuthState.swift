@@ -13,6 +13,9 @@ public struct AuthState: Sendable, Equatable {
     public var clockHighWater: Int64 = 0
     /// Contexts whose evaluation waits at a prompt (S-31 timeouts).
     public var prompting: Set<ContextID> = []
+    /// S-54: the passcode counters of attempts made by one user against
+    /// another (RequesterAttempts.swift).
+    public var requesterAttempts: [RequesterPair: RequesterAttempts] = [:]
     /// Events folded so far (the log's seq of the last one).
     public var eventCount: UInt64 = 0
     /// Why the sensor cannot read now (S-43: no fprintd, no reader), or nil.

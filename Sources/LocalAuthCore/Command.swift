@@ -29,7 +29,11 @@ public enum Command: Sendable, Equatable {
     /// The worker's verdict on a passcode attempt, for an evaluation
     /// (ctx/eval set) or for `set-passcode`'s old secret (both nil).
     /// `repeated`: the same wrong passcode as the previous attempt (S-7).
-    case passcodeChecked(uid: UserID, ctx: ContextID?, eval: EvaluationID?, correct: Bool, repeated: Bool)
+    /// `requester` (S-54): the context's requester, taken when the attempt
+    /// was submitted, so that a verdict coming back after its context is
+    /// gone still counts for the right pair.
+    case passcodeChecked(uid: UserID, ctx: ContextID?, eval: EvaluationID?, correct: Bool, repeated: Bool,
+                         requester: UserID? = nil)
     case cancel(ctx: ContextID)
     /// S-31: ends every prompt that has waited PromptTimeoutSec.
     case expirePrompts

@@ -12,6 +12,10 @@ public struct ContextOrigin: Sendable, Equatable, Hashable {
     /// The uid of the connection that opened the context, when it asked for
     /// another subject with `uid=` (on-behalf); nil: the subject itself.
     public var caller: UserID?
+    /// S-54: the user who asked for an on-behalf context (who ran `su`:
+    /// a setuid module's real uid, else PAM_RUSER or the tty's owner as the
+    /// module sent them), when known; nil: the subject itself or unknown.
+    public var requester: UserID?
     public var service: String?
     public var tty: String?
     public var rhost: String?
@@ -36,8 +40,9 @@ public struct ContextOrigin: Sendable, Equatable, Hashable {
 
     public init(caller: UserID? = nil, service: String? = nil, tty: String? = nil, rhost: String? = nil,
                 passcodePrompts: Bool = true, transport: Transport = .socket, busName: String? = nil,
-                app: String? = nil) {
+                app: String? = nil, requester: UserID? = nil) {
         self.caller = caller
+        self.requester = requester
         self.service = service
         self.tty = tty
         self.rhost = rhost

@@ -23,6 +23,9 @@ public struct ContextState: Sendable, Equatable {
     public var passcodePrompts: Bool = true
     /// S-64: an on-behalf context's service, tty and remote host, or nil.
     public var labels: ContextLabels?
+    /// S-54: who asked for this on-behalf context, when that is not its
+    /// subject: its failures count for the pair, and it never preempts.
+    public var requester: UserID?
     public var localizedReason: String?
     /// S-66: whether the context asks for its session's agent.
     public var prompt: PromptDestination = .client

@@ -129,8 +129,9 @@ struct Decision {
             try submitPasscode(ctx, queueFull: queueFull)
         case .admitPasscodeAttempt(let uid, let ctx, let eval):
             admitPasscodeAttempt(uid: uid, ctx: ctx, eval: eval)
-        case .passcodeChecked(let uid, let ctx, let eval, let correct, let repeated):
-            passcodeChecked(uid: uid, ctx: ctx, eval: eval, correct: correct, repeated: repeated)
+        case .passcodeChecked(let uid, let ctx, let eval, let correct, let repeated, let requester):
+            passcodeChecked(uid: uid, ctx: ctx, eval: eval, correct: correct, repeated: repeated,
+                            requester: requester ?? state.foreignRequester(ctx))
         case .cancel(let ctx):
             try cancel(ctx)
         case .expirePrompts:

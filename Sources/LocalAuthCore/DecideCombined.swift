@@ -14,7 +14,7 @@ extension Decision {
     /// passcode entry is refused (a delay), a biometric prompt that says
     /// until when (its passcode half ended before it began).
     mutating func showFirstCombinedPrompt(_ context: ContextState, _ ctx: ContextID, _ eval: EvaluationID) {
-        if let refusal = passcodeEntryRefusal(context.uid) {
+        if let refusal = passcodeEntryRefusal(for: context) {
             // An admin lock makes biometry unusable too (S-18): not here.
             let prompt = Prompt(kind: .biometric, attempt: 1, fallbackOffered: false, message: refusal.message,
                                 retryAfter: refusal.retryAfter ?? 0)
@@ -105,7 +105,7 @@ extension Decision {
     /// (its rejection is folded: counted, and any delay it started is in
     /// the state): the combined prompt again, or the passcode half's end.
     mutating func combinedPasscodeWrong(_ context: ContextState, _ ctx: ContextID, _ eval: EvaluationID) {
-        if let refusal = passcodeEntryRefusal(context.uid) { return endPasscodeHalf(context, ctx, eval, refusal) }
+        if let refusal = passcodeEntryRefusal(for: context) { return endPasscodeHalf(context, ctx, eval, refusal) }
         let failures = state.contexts[ctx]?.evaluation?.biometricFailures ?? 0
         emit(.promptShown(uid: context.uid, ctx: ctx, eval: eval,
                           prompt: combinedPrompt(context.uid, failures: failures, message: "Wrong passcode.")))

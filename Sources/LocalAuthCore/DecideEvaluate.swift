@@ -68,11 +68,13 @@ extension Decision {
     }
 
     /// Shows a prompt, first ending any other evaluation of the same user
-    /// that holds the prompt (S-30).
+    /// that holds the prompt (S-30). S-54: an evaluation asked for by
+    /// another user (a requester) never ends one: it ends itself instead.
     mutating func showPrompt(_ context: ContextState, _ ctx: ContextID, _ eval: EvaluationID, _ prompt: Prompt) {
         // An evaluation this decision already ended no longer holds it.
         if let holder = state.user(context.uid).promptHolder, holder != ctx,
            let other = state.contexts[holder], let otherEval = other.evaluation {
+            if context.requester != nil { return fail(context, ctx, eval, promptHeld) }
             fail(other, holder, otherEval.id, preempted)
         }
         if let pending = pendingRoute, pending.ctx == ctx, pending.eval == eval {
@@ -80,6 +82,13 @@ extension Decision {
             emit(.promptsRouted(uid: context.uid, ctx: ctx, eval: eval, route: pending.route))
         }
         emit(.promptShown(uid: context.uid, ctx: ctx, eval: eval, prompt: prompt))
+    }
+
+    /// S-54: the answer of another user's evaluation that found the
+    /// subject's prompt taken (a PAM module answers it PAM_AUTH_ERR).
+    private var promptHeld: Failure {
+        Failure(.systemCancel, message: "Another authentication of this user is running; try again later.",
+                reason: "prompt-held")
     }
 
     private var preempted: Failure {
@@ -91,7 +100,7 @@ extension Decision {
     /// it), else a passcode prompt with the attempts left.
     mutating func enterPasscodePhase(_ context: ContextState, _ ctx: ContextID, _ eval: EvaluationID,
                                      message: String? = nil) {
-        if let refusal = passcodeEntryRefusal(context.uid) { return fail(context, ctx, eval, refusal) }
+        if let refusal = passcodeEntryRefusal(for: context) { return fail(context, ctx, eval, refusal) }
         guard !context.interactionNotAllowed else { return fail(context, ctx, eval, Failure(.notInteractive)) }
         // S-44: a login password is typed only into the PAM conversation,
         // or into the session's agent unless ClientPrompts=no (S-68).
@@ -99,7 +108,8 @@ extension Decision {
             return fail(context, ctx, eval, Failure(.notInteractive,
                 message: "The login password can only be entered through the system's login prompt (PAM)."))
         }
-        let left = state.passcodeAttemptsLeft(context.uid)
+        let left = context.requester.map { state.requesterAttemptsLeft(subject: context.uid, requester: $0) }
+            ?? state.passcodeAttemptsLeft(context.uid)
         showPrompt(context, ctx, eval, Prompt(kind: .passcode, attemptsLeft: left, message: message))
     }
 

@@ -18,7 +18,7 @@ extension Decision {
         }
         // The delay may have started elsewhere while the prompt waited; a
         // refused attempt does not count (S-5).
-        if refusePasscode(uid: context.uid, ctx: ctx, eval: evaluation.id) { return }
+        if refusePasscode(uid: context.uid, ctx: ctx, eval: evaluation.id, requester: context.requester) { return }
         // S-47: no room for the check: the prompt stays, nothing counts.
         if queueFull { throw Rejection.passcodeQueueFull }
         emit(.passcodeSubmitted(uid: context.uid, ctx: ctx, eval: evaluation.id))
@@ -28,14 +28,14 @@ extension Decision {
     /// evaluation, or nil/nil for set-passcode's old secret). No event means
     /// go ahead; `passcode-refused` means the check must not run.
     mutating func admitPasscodeAttempt(uid: UserID, ctx: ContextID?, eval: EvaluationID?) {
-        _ = refusePasscode(uid: uid, ctx: ctx, eval: eval)
+        _ = refusePasscode(uid: uid, ctx: ctx, eval: eval, requester: state.foreignRequester(ctx))
     }
 
     /// Records a refusal when entry is refused now, and answers it: the
     /// evaluation that waits for this attempt ends with it, and an attempt
     /// without an evaluation (set-passcode's) gets it as its answer.
-    private mutating func refusePasscode(uid: UserID, ctx: ContextID?, eval: EvaluationID?) -> Bool {
-        guard let refusal = passcodeEntryRefusal(uid) else { return false }
+    private mutating func refusePasscode(uid: UserID, ctx: ContextID?, eval: EvaluationID?, requester: UserID?) -> Bool {
+        guard let refusal = passcodeEntryRefusal(uid, requester: requester) else { return false }
         emit(.passcodeRefused(uid: uid, ctx: ctx, eval: eval, retryAfter: refusal.retryAfter ?? 0))
         if let ctx, let eval, let context = state.contexts[ctx], let evaluation = context.evaluation,
            evaluation.id == eval, evaluation.isInPasscodePhase {
@@ -52,16 +52,34 @@ extension Decision {
 
     /// Whether a passcode attempt for `uid` would be refused right now
     /// (delay or admin lock), with the answer every such attempt gets.
-    public func passcodeEntryRefusal(_ uid: UserID) -> Failure? {
+    /// S-54: an attempt by `requester` (someone other than `uid`) is held
+    /// to the subject's delay and lock and to the pair's own; the subject's
+    /// own attempts (requester nil) to the subject's only.
+    public func passcodeEntryRefusal(_ uid: UserID, requester: UserID? = nil) -> Failure? {
         if state.user(uid).adminLocked {
             return Failure(.authenticationFailed, message: "Passcode entry is disabled.", reason: "admin-locked", adminLocked: true)
         }
-        let seconds = state.passcodeRetryAfter(uid, now: now)
+        var seconds = state.passcodeRetryAfter(uid, now: now)
+        if let requester, requester != uid {
+            if state.requesterAttempts[RequesterPair(subject: uid, requester: requester)]?.locked == true {
+                return Failure(.authenticationFailed, message: "Too many wrong passwords for this user from your account: "
+                               + "an administrator must reset the user (localauthctl reset).",
+                               reason: "admin-locked", adminLocked: true)
+            }
+            seconds = max(seconds, state.requesterRetryAfter(subject: uid, requester: requester, now: now))
+        }
         guard seconds > 0 else { return nil }
         return Failure(.authenticationFailed, message: "Passcode entry is disabled.", retryAfter: seconds)
     }
 
-    mutating func passcodeChecked(uid: UserID, ctx: ContextID?, eval: EvaluationID?, correct: Bool, repeated: Bool) {
+    /// The refusal for an attempt in `context` (its requester's, S-54).
+    func passcodeEntryRefusal(for context: ContextState) -> Failure? {
+        passcodeEntryRefusal(context.uid, requester: context.requester)
+    }
+
+    mutating func passcodeChecked(uid: UserID, ctx: ContextID?, eval: EvaluationID?, correct: Bool, repeated: Bool,
+                                  requester: UserID? = nil) {
+        let requester = requester == uid ? nil : requester
         // The evaluation this verdict belongs to, if it still waits for it.
         var waiting: ContextState?
         if let ctx, let eval, let context = state.contexts[ctx], let evaluation = context.evaluation,
@@ -71,7 +89,7 @@ extension Decision {
 
         // S-46 (and S-6): a delay or an admin lock reached while this attempt
         // was being checked wins; the verdict is neither accepted nor counted.
-        if refusePasscode(uid: uid, ctx: ctx, eval: eval) { return }
+        if refusePasscode(uid: uid, ctx: ctx, eval: eval, requester: requester) { return }
         if correct {
             emit(.passcodeAccepted(uid: uid, ctx: ctx, eval: eval))
             if let context = waiting, let ctx, let eval {
@@ -81,7 +99,7 @@ extension Decision {
         }
 
         // S-7: the same wrong passcode twice in a row counts once.
-        emit(.passcodeRejected(uid: uid, ctx: ctx, eval: eval, counted: !repeated))
+        emit(.passcodeRejected(uid: uid, ctx: ctx, eval: eval, counted: !repeated, requester: requester))
         // The state now holds this failure, and the delay or lock it started.
         if let context = waiting, let ctx, let eval {
             if case .combined? = state.contexts[ctx]?.evaluation?.phase {
@@ -104,7 +122,7 @@ extension Decision {
 
 /// The passcode-attempt question asked by the daemon before it runs a check.
 extension AuthState {
-    public func passcodeEntryRefusal(_ uid: UserID, now: Int64) -> Failure? {
-        Decision(state: self, now: now, sink: nil).passcodeEntryRefusal(uid)
+    public func passcodeEntryRefusal(_ uid: UserID, now: Int64, requester: UserID? = nil) -> Failure? {
+        Decision(state: self, now: now, sink: nil).passcodeEntryRefusal(uid, requester: requester)
     }
 }

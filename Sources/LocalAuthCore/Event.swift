@@ -35,7 +35,9 @@ public enum EventBody: Sendable, Equatable {
     case biometricRetry(uid: UserID, ctx: ContextID, eval: EvaluationID, message: String)
     case fallbackChosen(uid: UserID, ctx: ContextID, eval: EvaluationID)
     case passcodeAccepted(uid: UserID, ctx: ContextID?, eval: EvaluationID?)
-    case passcodeRejected(uid: UserID, ctx: ContextID?, eval: EvaluationID?, counted: Bool)
+    /// `requester` (layout 2, S-54): the context's requester when it is not
+    /// the subject; the failure counts for that pair, not for `uid`.
+    case passcodeRejected(uid: UserID, ctx: ContextID?, eval: EvaluationID?, counted: Bool, requester: UserID? = nil)
     case evaluationSucceeded(uid: UserID, ctx: ContextID, eval: EvaluationID, method: SuccessMethod)
     case evaluationFailed(uid: UserID, ctx: ContextID, eval: EvaluationID, failure: Failure)
     /// `source` .fprintd (layout 2): the templates are the finger names
@@ -166,7 +168,7 @@ public enum EventBody: Sendable, Equatable {
              .policyChecked(let uid, _, _, _, _, _), .evaluationStarted(let uid, _, _, _, _),
              .promptShown(let uid, _, _, _), .biometricMatched(let uid, _, _), .biometricFailed(let uid, _, _),
              .biometricRetry(let uid, _, _, _), .fallbackChosen(let uid, _, _), .passcodeAccepted(let uid, _, _),
-             .passcodeRejected(let uid, _, _, _), .evaluationSucceeded(let uid, _, _, _),
+             .passcodeRejected(let uid, _, _, _, _), .evaluationSucceeded(let uid, _, _, _),
              .evaluationFailed(let uid, _, _, _), .enrollmentChanged(let uid, _, _, _, _),
              .passcodeChanged(let uid, _, _), .deviceUnlocked(let uid, _), .userReset(let uid, _),
              .biometricDisconnected(let uid, _, _), .passcodeSubmitted(let uid, _, _), .contextReleased(let uid, _),
@@ -207,7 +209,7 @@ public enum EventBody: Sendable, Equatable {
             return refusal.ctx
         case .policyCheckedRepeatedly(let checks):
             return checks.ctx
-        case .passcodeAccepted(_, let ctx, _), .passcodeRejected(_, let ctx, _, _), .passcodeRefused(_, let ctx, _, _):
+        case .passcodeAccepted(_, let ctx, _), .passcodeRejected(_, let ctx, _, _, _), .passcodeRefused(_, let ctx, _, _):
             return ctx
         default:
             return nil
@@ -372,8 +374,10 @@ public enum EventKind: UInt16, Sendable, CaseIterable {
         switch self {
         case .enrollmentChanged: return 2
         // v2: the origin (caller, service, tty, rhost, passcode prompts; S-42, S-44);
-        // v3: the transport, bus name and app (S-73).
-        case .contextCreated: return 3
+        // v3: the transport, bus name and app (S-73); v4: the requester (S-54).
+        case .contextCreated: return 4
+        // v2: the requester whose pair the failure counts for (S-54).
+        case .passcodeRejected: return 2
         // v2: `retry_after`, a biometric prompt whose passcode half ended (S-60).
         case .promptShown: return 2
         default: return 1

@@ -64,6 +64,8 @@ extension AuthState {
             contexts[ctx] = ContextState(uid: uid, pid: pid)
             if !origin.passcodePrompts { contexts[ctx]?.passcodePrompts = false }
             if let labels = ContextLabels.of(origin) { contexts[ctx]?.labels = labels }
+            // S-54: only a requester other than the subject is kept.
+            if let requester = origin.requester, requester != uid, origin.isOnBehalf { contexts[ctx]?.requester = requester }
             users[uid, default: UserState()].openContexts += 1
         case .contextPropertySet(_, let ctx, let property):
             applyProperty(property, to: ctx)
@@ -151,7 +153,11 @@ extension AuthState {
             }
         case .biometrySkipped, .systemSleep:
             break
-        case .passcodeAccepted(let uid, _, _):
+        case .passcodeAccepted(let uid, let ctx, _):
+            // S-54: a requester who knew the subject's passcode starts again.
+            if let requester = ctx.flatMap({ contexts[$0]?.requester }) {
+                requesterSucceeded(subject: uid, requester: requester)
+            }
             var user = users[uid] ?? UserState()
             user.biometricFailures = 0
             user.biometryLockedOut = false
@@ -161,10 +167,15 @@ extension AuthState {
             user.lastPasscodeBootID = bootID
             user.signedIn(at: time)
             users[uid] = user
-        case .passcodeRejected(let uid, let ctx, _, let counted):
+        case .passcodeRejected(let uid, let ctx, _, let counted, let requester):
             // S-64: every rejected attempt is told of, the repeats too (S-7).
             users[uid, default: UserState()].failuresSinceSignIn.count(.passcode, at: time, labels: ctx.flatMap { contexts[$0]?.labels })
             guard counted else { break }
+            // S-54: another user's wrong passcode counts for their pair only.
+            if let requester, requester != uid {
+                countRequesterFailure(subject: uid, requester: requester, at: time)
+                break
+            }
             var user = users[uid] ?? UserState()
             user.passcodeFailures += 1
             if let delay = rules.passcodeDelay(afterFailures: user.passcodeFailures) {
@@ -209,6 +220,7 @@ extension AuthState {
             user.passcodeRetryAt = nil
             user.adminLocked = false
             users[uid] = user
+            resetRequesters(of: uid)
             dropUserIfEmpty(uid)
         case .logRepaired, .logRollbackAccepted:
             eventsWereLost(at: time)
@@ -242,6 +254,15 @@ extension AuthState {
             if rules.maxPasscodeFailures > 0 { failures = min(failures, max(rules.maxPasscodeFailures - 1, user.passcodeFailures)) }
             users[uid]?.passcodeFailures = failures
             users[uid]?.passcodeRetryAt = max(user.passcodeRetryAt ?? .min, max(time, clockHighWater) + longest)
+        }
+        // S-54: a pair's lost failures are as unknown as a user's.
+        for pair in requesterAttempts.keys {
+            guard var attempts = requesterAttempts[pair], let longest else { continue }
+            var failures = max(attempts.passcodeFailures, failuresAtLongest)
+            if rules.maxPasscodeFailures > 0 { failures = min(failures, max(rules.maxPasscodeFailures - 1, attempts.passcodeFailures)) }
+            attempts.passcodeFailures = failures
+            attempts.retryAt = max(attempts.retryAt ?? .min, max(time, clockHighWater) + longest)
+            requesterAttempts[pair] = attempts
         }
     }
 

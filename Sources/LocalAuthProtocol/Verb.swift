@@ -64,7 +64,7 @@ public enum Verb: String, Sendable, CaseIterable, Hashable {
         switch self {
         case .hello: return ["protocol", "client"]
         case .ping, .quit, .stats: return []
-        case .new: return ["uid", "service", "tty", "rhost"]
+        case .new: return ["uid", "service", "tty", "rhost", "requester"]
         case .set:
             return ["ctx", "fallback-title", "cancel-title", "reuse-duration", "interaction-not-allowed",
                     "localized-reason", "prompt"]

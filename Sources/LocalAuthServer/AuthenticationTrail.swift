@@ -41,7 +41,7 @@ struct AuthenticationTrail {
                 write(JournalEntry(.notice, "Biometry locked out for uid \(uid) after \(failures) failures.",
                                    id: .lockoutEngaged, fields: JournalEntry.fields(uid: uid, context: ctx, seq: seq)), true)
             }
-        case .passcodeRejected(let uid, let ctx, _, true):
+        case .passcodeRejected(let uid, let ctx, _, true, nil):
             // The failure that reached MaxPasscodeFailures set the lock (S-6),
             // whether or not biometry was already locked out (which had put
             // the uid in `lockedOut` without a word about the passcode).
@@ -88,6 +88,7 @@ struct AuthenticationTrail {
         var fields = JournalEntry.fields(uid: uid, context: ctx, seq: seq)
         if let origin = origins[ctx] {
             if let caller = origin.caller { fields.append(("LOCALAUTH_CALLER", String(caller))) }
+            if let requester = origin.requester { fields.append(("LOCALAUTH_REQUESTER", String(requester))) }
             if let service = origin.service { fields.append(("LOCALAUTH_SERVICE", service)) }
             if let tty = origin.tty { fields.append(("LOCALAUTH_TTY", tty)) }
             if let rhost = origin.rhost { fields.append(("LOCALAUTH_RHOST", rhost)) }

@@ -22,7 +22,7 @@ extension ServerCore {
     /// The passcode job of an evaluation's check: one that also seals the
     /// password when S-74 asks for it, else nil (the backend's own check).
     func keyringSealingJob(_ job: PasscodeJob, uid: UserID) -> PasscodeWorkers.Job? {
-        guard case .evaluation(_, let ctx, _) = job.purpose, keyringIsOn, let keys = keyring.keys,
+        guard case .evaluation(_, let ctx, _, _) = job.purpose, keyringIsOn, let keys = keyring.keys,
               let origin = trail.origin(of: ctx), keyringListed(origin), keyring.store.isEnabled(uid) else { return nil }
         return .verifySealing(secret: job.secret, check: KeyringJob.sealingChecker(uid: uid, shadowPath: shadowPath, keys: keys))
     }

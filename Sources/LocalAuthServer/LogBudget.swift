@@ -74,6 +74,9 @@ final class UserAllowance {
 /// and the turn's time; the core judges who is exempt and keeps the timer.
 struct LogLimits {
     var allowances: [UserID: UserAllowance] = [:]
+    /// S-55: the buckets of PAM traffic, per (subject, requester) pair
+    /// (OnBehalfBudget.swift).
+    var onBehalf: [RequesterPair: UserAllowance] = [:]
     /// Free space on the log's file system is below `[Log] ReserveSpace=`
     /// (SpaceReserve.swift; looked at when a look is older than 100 ms at
     /// an admission and after many appended records, estimated in between).

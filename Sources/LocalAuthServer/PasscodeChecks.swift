@@ -17,7 +17,7 @@ extension ServerCore {
         while let (uid, job) = passcodeJobs.next() {
             // A refused job is dropped here: its secrets are wiped with it.
             switch job.purpose {
-            case .evaluation(_, let ctx, let eval):
+            case .evaluation(_, let ctx, let eval, _):
                 guard admit(uid, ctx: ctx, eval: eval) else {
                     passcodeJobs.refused(uid)
                     continue
@@ -65,9 +65,10 @@ extension ServerCore {
         for (index, completion) in completions.enumerated() {
             guard let check = passcodeJobs.finished(completion.token) else { continue }
             switch check {
-            case .evaluation(let uid, let ctx, let eval):
+            case .evaluation(let uid, let ctx, let eval, let requester):
                 let repeated = passcodeJobs.isRepeat(uid, completion)
-                let outcome = run(.passcodeChecked(uid: uid, ctx: ctx, eval: eval, correct: completion.correct, repeated: repeated),
+                let outcome = run(.passcodeChecked(uid: uid, ctx: ctx, eval: eval, correct: completion.correct, repeated: repeated,
+                                                   requester: requester),
                                   connection: nil, tag: nil, now: now)
                 if let sealed = completion.sealed { keyringPasswordChecked(uid: uid, ctx: ctx, eval: eval, sealed: sealed, outcome) }
             case .oldPasscode(let uid, let newSecret, let id, let tag):

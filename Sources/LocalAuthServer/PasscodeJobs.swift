@@ -11,7 +11,9 @@ import LocalAuthProtocol
 
 /// A passcode job in flight or waiting, and what to do with its result.
 package enum PendingCheck {
-    case evaluation(uid: UserID, ctx: ContextID, eval: EvaluationID)
+    /// `requester` (S-54): the context's requester when the attempt was
+    /// submitted; its verdict counts for that pair even if the context is gone.
+    case evaluation(uid: UserID, ctx: ContextID, eval: EvaluationID, requester: UserID? = nil)
     case oldPasscode(uid: UserID, newSecret: SecretBytes, connection: Connection.ID, tag: String)
     case newHash(uid: UserID, connection: Connection.ID, tag: String, by: UserID)
 }
@@ -20,7 +22,7 @@ extension PendingCheck {
     /// The user whose passcode the job is about (the queue's key).
     package var uid: UserID {
         switch self {
-        case .evaluation(let uid, _, _), .oldPasscode(let uid, _, _, _), .newHash(let uid, _, _, _): return uid
+        case .evaluation(let uid, _, _, _), .oldPasscode(let uid, _, _, _), .newHash(let uid, _, _, _): return uid
         }
     }
 }

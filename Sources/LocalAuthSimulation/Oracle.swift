@@ -71,7 +71,7 @@ public final class Oracle {
         case .policyCheckedRepeatedly(let run):
             figures.canEvaluates += Int(run.count)
             figures.checkRuns += 1
-        case .passcodeAccepted(let uid, _, _), .passcodeRejected(let uid, _, _, _):
+        case .passcodeAccepted(let uid, _, _), .passcodeRejected(let uid, _, _, _, _):
             if let refusal = before.passcodeEntryRefusal(uid, now: event.time) {
                 violation("S-46: a passcode verdict for uid \(uid) was accepted during \(refusal.message) (seq \(seq))")
             }

@@ -18,6 +18,8 @@ enum EventFields {
             // AUDIT.md v1.1: `caller` only when it differs from `uid`.
             var fields = [uid(u), ctx(c), ("pid", .number(pid))]
             if let caller = origin.caller, caller != u { fields.append(("caller", .number(caller))) }
+            // S-54: who asked for an on-behalf context (who ran su).
+            if let requester = origin.requester { fields.append(("requester", .number(requester))) }
             if let service = origin.service { fields.append(("service", .string(service))) }
             if let tty = origin.tty { fields.append(("tty", .string(tty))) }
             if let rhost = origin.rhost { fields.append(("rhost", .string(rhost))) }
@@ -64,8 +66,9 @@ enum EventFields {
             return [uid(u), ctx(c), eval(e), ("message", .string(message))]
         case .passcodeAccepted(let u, let c, let e):
             return [uid(u)] + (c.map { [ctx($0)] } ?? []) + (e.map { [eval($0)] } ?? [])
-        case .passcodeRejected(let u, let c, let e, let counted):
+        case .passcodeRejected(let u, let c, let e, let counted, let requester):
             return [uid(u)] + (c.map { [ctx($0)] } ?? []) + (e.map { [eval($0)] } ?? []) + [("counted", .bool(counted))]
+                + (requester.map { [("requester", .number($0))] } ?? [])
         case .passcodeRefused(let u, let c, let e, let retryAfter):
             return [uid(u)] + (c.map { [ctx($0)] } ?? []) + (e.map { [eval($0)] } ?? []) + [("retry_after", .int(retryAfter))]
         case .evaluationSucceeded(let u, let c, let e, let method):

@@ -1,7 +1,7 @@
 /* The dialogue with localauthd for one pam_sm_authenticate (S-45, S-60):
  *
  *   h hello                                      -> h OK ... sensor-backend=B passcode-backend=B
- *   n new uid=N service=S [tty=T] [rhost=R]      -> n OK ctx=ID
+ *   n new uid=N service=S [tty=T] [rhost=R] [requester=N]  -> n OK ctx=ID
  *   e evaluate ctx=ID policy=P reason=R [prompt=combined]
  *                                                 -> e PROMPT ... / e OK / e ERR
  *   p passcode ctx=ID secret=S  or  c cancel ctx=ID   (answers to a passcode PROMPT)
@@ -307,7 +307,7 @@ void la_dialogue(pam_handle_t *pamh, int fd, const struct la_options *options, c
     /* ~25 KiB of buffers: on the heap, as a PAM client's thread may have a small stack. */
     struct dialogue *d = calloc(1, sizeof(*d));
     struct la_request request;
-    char uid_text[32], reason[512], text[1024];
+    char uid_text[32], requester_text[32], reason[512], text[1024];
 
     if (!d) {
         la_unavailable(outcome, "out-of-memory");
@@ -345,6 +345,10 @@ void la_dialogue(pam_handle_t *pamh, int fd, const struct la_options *options, c
     la_request_add(&request, "service", subject->service);
     if (subject->tty) la_request_add(&request, "tty", subject->tty);
     if (subject->rhost) la_request_add(&request, "rhost", subject->rhost);
+    if (subject->has_requester) {
+        snprintf(requester_text, sizeof(requester_text), "%u", (unsigned)subject->requester);
+        la_request_add(&request, "requester", requester_text);
+    }
     if (exchange(d, &request, "n", outcome) != 0) goto done;
     if (d->reply.status != LA_STATUS_OK || !la_field(&d->reply, "ctx") || strlen(la_field(&d->reply, "ctx")) >= sizeof(d->ctx)) {
         pam_syslog(pamh, LOG_ERR, "localauthd refused the context: %s", la_field(&d->reply, "message") ?: "no message");

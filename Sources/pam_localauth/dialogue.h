@@ -31,6 +31,10 @@ struct la_subject {
     const char *service;
     const char *tty;   /* or NULL */
     const char *rhost; /* or NULL */
+    /* S-54: who asks (who ran su): a setuid program's real uid, else
+     * PAM_RUSER's uid, else the controlling tty's owner if not root. */
+    int has_requester;
+    uid_t requester;
 };
 
 /* Runs the dialogue on a connected socket; fills `outcome`. */

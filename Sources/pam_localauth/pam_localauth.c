@@ -13,6 +13,7 @@
  * it must be root or the daemon's user before any byte is sent (S-57). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pwd.h>
 #include <security/pam_ext.h>
 #include <security/pam_modules.h>
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -100,6 +102,39 @@ static const char *origin_field(pam_handle_t *pamh, int item, const char *name) 
         }
     }
     return value;
+}
+
+/* S-54: who asks for this authentication, the user whose attempts are to
+ * count (not the subject's): a setuid program's real uid (su, sudo, pkexec
+ * run by someone; the daemon reads it from the process as well and ignores
+ * this then); else PAM_RUSER when it names a user; else the owner of the
+ * controlling terminal when that is not root (a root process on a user's
+ * tty). None (0 returned): the subject itself, or nobody knows (sshd,
+ * login at a console). */
+static int find_requester(pam_handle_t *pamh, uid_t *requester) {
+    const void *ruser = NULL;
+    struct passwd entry, *found = NULL;
+    char buffer[4096];
+    struct stat info;
+    int tty;
+    if (getuid() != 0) {
+        *requester = getuid();
+        return 1;
+    }
+    if (pam_get_item(pamh, PAM_RUSER, &ruser) == PAM_SUCCESS && ruser && *(const char *)ruser &&
+        getpwnam_r(ruser, &entry, buffer, sizeof(buffer), &found) == 0 && found) {
+        *requester = found->pw_uid;
+        return 1;
+    }
+    tty = open("/dev/tty", O_RDONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+    if (tty < 0) return 0;
+    if (fstat(tty, &info) == 0 && S_ISCHR(info.st_mode) && info.st_uid != 0) {
+        close(tty);
+        *requester = info.st_uid;
+        return 1;
+    }
+    close(tty);
+    return 0;
 }
 
 /* S-57: the socket's server is root (socket activation: systemd called
@@ -185,6 +220,7 @@ LA_EXPORT int pam_sm_authenticate(pam_handle_t *pamh, int flags, int argc, const
     subject.service = origin_field(pamh, PAM_SERVICE, "SERVICE") ?: "unknown";
     subject.tty = origin_field(pamh, PAM_TTY, "TTY");
     subject.rhost = origin_field(pamh, PAM_RHOST, "RHOST");
+    subject.has_requester = find_requester(pamh, &subject.requester);
 
     fd = connect_daemon(options.socket, options.timeout_seconds);
     if (fd < 0) {

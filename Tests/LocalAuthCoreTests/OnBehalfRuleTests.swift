@@ -87,7 +87,7 @@ final class OnBehalfRuleTests: XCTestCase {
                        ContextOrigin(caller: 0, service: "login", tty: "tty1", rhost: "10.0.0.7", passcodePrompts: true)] {
             let body = EventBody.contextCreated(uid: alice, ctx: ctx(1), pid: 1, origin: origin)
             let bytes = EventCodec.encode(body)
-            XCTAssertEqual(bytes.first, 3, "context-created is written in layout 3 (S-73)")
+            XCTAssertEqual(bytes.first, 4, "context-created is written in layout 4 (S-54)")
             XCTAssertEqual(try EventCodec.decode(kind: EventKind.contextCreated.rawValue, payload: bytes), body)
         }
         var state = AuthState()
@@ -121,8 +121,14 @@ final class OnBehalfRuleTests: XCTestCase {
         // sign-in and the context's labels (S-64); version 3 is version 4
         // without the context's prompt and route; version 1 is version 2
         // (which 3 is, with no evaluation) without the context's trailing flag.
-        XCTAssertEqual(bytes[0], 5)
+        // Version 5 is version 6 without the context's requester and the
+        // requester pairs (S-54).
+        XCTAssertEqual(bytes[0], 6)
+        XCTAssertEqual(bytes.removeLast(), 0, "no requester pairs")
         XCTAssertEqual(bytes.removeLast(), 0, "no prompting contexts")
+        XCTAssertEqual(bytes.removeLast(), 0, "no requester")
+        bytes[0] = 5
+        XCTAssertEqual(try StateCodec.decode(bytes + [0]), state)
         XCTAssertEqual(bytes.removeLast(), 0, "no labels")
         // The user's fields end with openContexts (1, zigzag 2), then two
         // empty tallies (3 counts, 4 absent optionals each) and no sign-in.

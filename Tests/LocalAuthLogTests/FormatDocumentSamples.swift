@@ -29,11 +29,12 @@ enum FormatDocumentSamples {
             return (.daemonStopped, [])
         case .contextCreated:
             let origin = ContextOrigin(caller: 0, service: "sudo", tty: "/dev/pts/2", rhost: nil, passcodePrompts: false,
-                                       transport: .dbus, busName: ":1.42", app: "org.example.Notes")
+                                       transport: .dbus, busName: ":1.42", app: "org.example.Notes", requester: 1001)
             return (.contextCreated(uid: uid, ctx: ctx, pid: 4242, origin: origin),
                     who + [NamedValue("pid", s(4242)), NamedValue("caller", u(0)), NamedValue("service", t("sudo")),
                            NamedValue("tty", t("/dev/pts/2")), NamedValue("rhost", .absent), NamedValue("passcode_prompts", .bool(false)),
-                           NamedValue("transport", u(1)), NamedValue("bus_name", t(":1.42")), NamedValue("app", t("org.example.Notes"))])
+                           NamedValue("transport", u(1)), NamedValue("bus_name", t(":1.42")), NamedValue("app", t("org.example.Notes")),
+                           NamedValue("requester", u(1001))])
         case .contextPropertySet:
             return (.contextPropertySet(uid: uid, ctx: ctx, property: .fallbackTitle("Use PIN")),
                     who + [NamedValue("name", t("fallback-title")), NamedValue("value", t("Use PIN"))])
@@ -71,7 +72,8 @@ enum FormatDocumentSamples {
         case .passcodeAccepted:
             return (.passcodeAccepted(uid: uid, ctx: ctx, eval: nil), who + [NamedValue("eval", .absent)])
         case .passcodeRejected:
-            return (.passcodeRejected(uid: uid, ctx: ctx, eval: eval, counted: false), inEvaluation + [NamedValue("counted", .bool(false))])
+            return (.passcodeRejected(uid: uid, ctx: ctx, eval: eval, counted: false, requester: 1001),
+                    inEvaluation + [NamedValue("counted", .bool(false)), NamedValue("requester", u(1001))])
         case .evaluationSucceeded:
             return (.evaluationSucceeded(uid: uid, ctx: ctx, eval: eval, method: .passcode), inEvaluation + [NamedValue("method", t("passcode"))])
         case .evaluationFailed:

@@ -28,6 +28,7 @@ public enum EventCodec {
             w.u8(origin.transport.rawValue)
             w.optional(origin.busName) { $0.string($1) }
             w.optional(origin.app) { $0.string($1) }
+            w.optional(origin.requester) { $0.varint(UInt64($1)) }  // layout 4
         case .contextPropertySet(let uid, let ctx, let property):
             w.varint(UInt64(uid)); w.context(ctx); w.string(property.name); w.string(property.value)
         case .contextInvalidated(let uid, let ctx, let reason):
@@ -55,9 +56,10 @@ public enum EventCodec {
             w.varint(UInt64(uid)); w.context(ctx); w.varint(UInt64(eval)); w.string(message)
         case .passcodeAccepted(let uid, let ctx, let eval):
             w.varint(UInt64(uid)); w.optional(ctx) { $0.context($1) }; w.optional(eval) { $0.varint(UInt64($1)) }
-        case .passcodeRejected(let uid, let ctx, let eval, let counted):
+        case .passcodeRejected(let uid, let ctx, let eval, let counted, let requester):
             w.varint(UInt64(uid)); w.optional(ctx) { $0.context($1) }; w.optional(eval) { $0.varint(UInt64($1)) }
             w.bool(counted)
+            w.optional(requester) { $0.varint(UInt64($1)) }  // layout 2
         case .passcodeRefused(let uid, let ctx, let eval, let retryAfter):
             w.varint(UInt64(uid)); w.optional(ctx) { $0.context($1) }; w.optional(eval) { $0.varint(UInt64($1)) }
             w.svarint(retryAfter)

@@ -48,6 +48,8 @@ extension EventCodec {
                   (origin.busName?.utf8.count ?? 0) <= bound, (origin.app?.utf8.count ?? 0) <= bound else {
                 throw DecodeError("bad context bus name or app")
             }
+            guard version >= 4 else { return .contextCreated(uid: uid, ctx: ctx, pid: pid, origin: origin) }
+            origin.requester = try r.optional { try $0.u32() }
             return .contextCreated(uid: uid, ctx: ctx, pid: pid, origin: origin)
         case .contextPropertySet:
             let uid = try r.u32(), ctx = try r.context(), name = try r.string(), value = try r.string()
@@ -109,7 +111,9 @@ extension EventCodec {
             let uid = try r.u32()
             let ctx = try r.optional { try $0.context() }
             let eval = try r.optional { try $0.u32() }
-            return .passcodeRejected(uid: uid, ctx: ctx, eval: eval, counted: try r.bool())
+            let counted = try r.bool()
+            guard version >= 2 else { return .passcodeRejected(uid: uid, ctx: ctx, eval: eval, counted: counted) }
+            return .passcodeRejected(uid: uid, ctx: ctx, eval: eval, counted: counted, requester: try r.optional { try $0.u32() })
         case .passcodeRefused:
             let uid = try r.u32()
             let ctx = try r.optional { try $0.context() }

@@ -7,8 +7,9 @@ public enum StateCodec {
     /// `retryAfter` and an evaluation may be at a combined prompt (S-60);
     /// 4: a context's `prompt` and its evaluation's agent route (S-66);
     /// 5: a user's failure tally, notice and last sign-in, a context's
-    /// labels (S-64). Older snapshots still load.
-    public static let version: UInt8 = 5
+    /// labels (S-64); 6: a context's requester and the requester pairs'
+    /// counters (S-54). Older snapshots still load.
+    public static let version: UInt8 = 6
 
     public static func encode(_ state: AuthState) -> [UInt8] {
         var w = ByteWriter(capacity: 256 + state.contexts.count * 64 + state.users.count * 64)
@@ -29,6 +30,13 @@ public enum StateCodec {
         }
         w.varint(UInt64(state.prompting.count))
         for ctx in state.prompting.sorted() { w.context(ctx) }
+        // Version 6.
+        w.varint(UInt64(state.requesterAttempts.count))
+        for pair in state.requesterAttempts.keys.sorted() {
+            let attempts = state.requesterAttempts[pair]!
+            w.varint(UInt64(pair.subject)); w.varint(UInt64(pair.requester))
+            w.int(attempts.passcodeFailures); w.optional(attempts.retryAt) { $0.svarint($1) }; w.bool(attempts.locked)
+        }
         return w.bytes
     }
 
@@ -56,6 +64,19 @@ public enum StateCodec {
         let prompting = try r.varint()
         guard prompting <= contexts else { throw DecodeError("implausible prompting count \(prompting)") }
         for _ in 0..<prompting { state.prompting.insert(try r.context()) }
+        if v >= 6 {
+            let pairs = try r.varint()
+            guard pairs <= UInt64(bytes.count) else { throw DecodeError("implausible requester count \(pairs)") }
+            for _ in 0..<pairs {
+                let pair = RequesterPair(subject: try r.u32(), requester: try r.u32())
+                var attempts = RequesterAttempts()
+                attempts.passcodeFailures = try r.int(in: 0...Int(Int32.max))
+                attempts.retryAt = try r.optional { try $0.svarint() }
+                attempts.locked = try r.bool()
+                guard pair.subject != pair.requester else { throw DecodeError("a requester pair of one user") }
+                state.requesterAttempts[pair] = attempts
+            }
+        }
         try r.expectEnd()
         return state
     }
@@ -168,6 +189,7 @@ public enum StateCodec {
             w.optional(labels.tty) { $0.string($1) }
             w.optional(labels.rhost) { $0.string($1) }
         }
+        w.optional(c.requester) { $0.varint(UInt64($1)) }  // version 6
     }
 
     private static func decodeContext(_ r: inout ByteReader, version: UInt8) throws -> ContextState {
@@ -216,6 +238,10 @@ public enum StateCodec {
                 ContextLabels(service: try r.optional { try $0.string() }, tty: try r.optional { try $0.string() },
                               rhost: try r.optional { try $0.string() })
             }
+        }
+        if version >= 6 {
+            c.requester = try r.optional { try $0.u32() }
+            guard c.requester != c.uid else { throw DecodeError("a context whose requester is its subject") }
         }
         return c
     }

@@ -12,6 +12,13 @@ extension ServerCore {
                 "At most \(configuration.daemon.maxContextsPerConnection) contexts per connection; invalidate some first."))
         }
         guard let subject = contextSubject(request, connection) else { return }
+        // S-55: PAM traffic pays its pair's budget, and never from the
+        // reserve: the context's creation and its end (a PAM module's
+        // context ends with its connection, which nothing else charges).
+        if subject.origin.isOnBehalf,
+           let refusal = onBehalfRefusal(subject: subject.uid, requester: subject.origin.requester, events: 2) {
+            return reply(connection, request.tag, refusal)
+        }
         if let refusal = loggedRequestRefusal(connection, events: 1) { return reply(connection, request.tag, refusal) }
         let random = randomBytes(16)
         guard let ctx = ContextID(bytes: random) else { return }

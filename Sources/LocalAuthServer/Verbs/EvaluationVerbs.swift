@@ -22,7 +22,8 @@ extension ServerCore {
         }
         // S-21: a missing reason is bad-argument (Apple raises), like an empty one.
         let reason = request.arguments.value(for: "reason") ?? ""
-        if let refusal = checkValueCap(reason, key: "reason") ?? loggedRequestRefusal(connection, events: 1) {
+        if let refusal = checkValueCap(reason, key: "reason") ?? onBehalfRefusal(ctx, events: 1)
+            ?? loggedRequestRefusal(connection, events: 1) {
             return reply(connection, request.tag, refusal)
         }
         let previousTag = connections[connection]?.evaluationTags[ctx]
@@ -89,7 +90,9 @@ extension ServerCore {
         // S-48: a submission records its attempt, its verdict and the next
         // prompt; the same wrong passcode again counts once (S-7), so only the
         // budget bounds how often it can be sent. Refused, the prompt stays.
-        if let refusal = loggedRequestRefusal(connection, events: 3) { return reply(connection, request.tag, refusal) }
+        if let refusal = onBehalfRefusal(ctx, events: 3) ?? loggedRequestRefusal(connection, events: 3) {
+            return reply(connection, request.tag, refusal)
+        }
         // S-47: whether the asker's queue has room is the core's input
         // (S-53: its principal's, not its subject's).
         let subject = authenticator.state.contexts[ctx]?.uid
@@ -108,6 +111,6 @@ extension ServerCore {
             counters.passcodeRefused += 1
             return
         }
-        queuePasscodeJob(.evaluation(uid: uid, ctx: ctx, eval: eval), uid: uid, secret: secret, requester: connection, nil, nil)
+        queuePasscodeJob(.evaluation(uid: uid, ctx: ctx, eval: eval, requester: authenticator.state.foreignRequester(ctx)), uid: uid, secret: secret, requester: connection, nil, nil)
     }
 }

@@ -10,7 +10,7 @@ extension ServerCore {
     /// The subject and origin of a `new` request, or nil after replying with
     /// the refusal. Without any of the keys: the caller's own context.
     func contextSubject(_ request: Request, _ connection: Connection.ID) -> (uid: UserID, origin: ContextOrigin)? {
-        let keys = ["uid", "service", "tty", "rhost"]
+        let keys = ["uid", "service", "tty", "rhost", "requester"]
         let passcodePrompts = !(passcodes is ShadowPasscodes) || configuration.passcode.clientPrompts == .yes
         guard keys.contains(where: { request.arguments.value(for: $0) != nil }) else {
             var origin = ContextOrigin(passcodePrompts: passcodePrompts)
@@ -54,7 +54,33 @@ extension ServerCore {
             }
             origin[keyPath: field] = value
         }
+        var sent: UserID?
+        if let text = request.arguments.value(for: "requester") {
+            guard let parsed = parseUserID(text) else {
+                reply(connection, request.tag, ProtocolError(.badArgument,
+                    "requester= must be a user id in canonical decimal (no sign, no leading zero)."))
+                return nil
+            }
+            sent = parsed
+        }
+        origin.requester = Self.requester(sent: sent, principal: principal(of: connection))
         return (uid, origin)
+    }
+
+    /// S-54: who asked for an on-behalf context. A setuid program (su,
+    /// sudo, pkexec) is its real uid's (the principal, S-53), whatever it
+    /// sends; root's own process (sshd, login, a root shell) is believed
+    /// (the module sends PAM_RUSER's uid or the tty's owner), as is root
+    /// whose real uid the kernel could not say (the module sends its own
+    /// real uid then).
+    static func requester(sent: UserID?, principal: Principal) -> UserID? {
+        if principal.isRootsOwn || principal.uid == 0 { return sent }
+        return principal.uid
+    }
+
+    /// The principal of `connection` (S-53), or root's own when it is gone.
+    func principal(of connection: Connection.ID) -> Principal {
+        connections.withValue(connection) { $0.principal } ?? Principal.assumed(for: 0)
     }
 
     /// A service, tty or rhost value that may go into the log as it is.
