@@ -161,7 +161,11 @@ final class PasscodeGuessingTests: ReliabilityTestCase {
         let victim: UInt32 = 4242
         let victimPass = Secrets.make("V1ctimPass")
         XCTAssertOK(try admin.request("vp set-passcode uid=\(victim) secret=\(victimPass)"))
-        let flooder = try daemon.connect()
+        // An ordinary user: root's own processes have no queue cap since
+        // S-53 (their jobs are bounded by their contexts), so root as the
+        // flooder, as before, no longer shows the cap.
+        let flooderUID: UInt32 = 4243
+        let flooder = try daemon.connect(asUID: flooderUID)
         var lines = ""
         for index in 0..<200 { lines += "f\(index) set-passcode secret=\(Secrets.make("Fl00d\(index)"))\n" }
         try flooder.sendRaw(Array(lines.utf8))
@@ -190,7 +194,7 @@ final class PasscodeGuessingTests: ReliabilityTestCase {
             if case .passcodeChanged(victim, true, 0) = $0.body { return $0.seq > before } else { return false }
         })?.seq else { return XCTFail("the victim's change is not in the log") }
         let flooderJobsBetween = log.events.filter {
-            if case .passcodeChanged(0, true, _) = $0.body { return $0.seq > before && $0.seq < victimSeq } else { return false }
+            if case .passcodeChanged(flooderUID, true, _) = $0.body { return $0.seq > before && $0.seq < victimSeq } else { return false }
         }.count
         // Served in arrival order, the victim's job would start only after
         // the flooder's running job and its whole queue: at least
