@@ -16,6 +16,11 @@ public final class EventLog: Sendable {
         public var chainCheck: ChainCheck
         /// Record by record (default), or trusting seals (the daemon).
         public var verification: Verification
+        /// With `.sealed`: the sealed segments that the newest snapshot file
+        /// wholly covers are checked by header, length, seal and seams only;
+        /// their records' hash is left to `checkDeferred` (S-49,
+        /// CoveredSegments.swift). Default false: every seal is hashed.
+        public var deferCoveredSegments: Bool
         /// Read-only: no recovery writes, no appends (offline tools on a live directory).
         public var readOnly: Bool
         /// When the sync thread fdatasyncs: at every append (default), or when asked.
@@ -44,7 +49,7 @@ public final class EventLog: Sendable {
         public init(
             segmentSize: Int = 64 << 20, chainCheck: ChainCheck = .full, verification: Verification = .records,
             readOnly: Bool = false, syncPolicy: SyncPolicy = .eachAppend, preallocation: Int = 0,
-            indexesAppends: Bool = true, chainMarkEvery: UInt64 = 0,
+            indexesAppends: Bool = true, chainMarkEvery: UInt64 = 0, deferCoveredSegments: Bool = false,
             onDurable: (@Sendable (UInt64) -> Void)? = nil, onFailure: (@Sendable (WriteFailure) -> Void)? = nil
         ) {
             self.segmentSize = segmentSize
@@ -55,6 +60,7 @@ public final class EventLog: Sendable {
             self.preallocation = max(0, preallocation)
             self.indexesAppends = indexesAppends
             self.chainMarkEvery = chainMarkEvery
+            self.deferCoveredSegments = deferCoveredSegments
             self.onDurable = onDurable
             self.onFailure = onFailure
         }
@@ -108,9 +114,13 @@ public final class EventLog: Sendable {
                 }
             }
             let lazy = options.verification == .sealed
+            // The newest snapshot file's seq, whether or not it proves trusted:
+            // the daemon's boot checks at once what a skipped one left unhashed.
+            let deferThrough = lazy && options.deferCoveredSegments
+                ? ((try? SnapshotStore(directory: directory).list().last) ?? 0) : 0
             let reader = try LogReader(
                 logDirectory: logDirectory, chain: options.chainCheck == .none ? .lastSegment : options.chainCheck,
-                trustSeals: lazy)
+                trustSeals: lazy, deferThrough: deferThrough)
             var index = LogIndex()
             var recovery = Recovery()
             if lazy { for segment in reader.segments { index.addSegment(segment) } }
@@ -146,6 +156,7 @@ public final class EventLog: Sendable {
             recovery.segments = reader.segments.count
             recovery.lastSeq = max(recovery.lastSeq, reader.lastSeq)
             recovery.sealedSegmentsTrusted = reader.sealedSegmentsSkipped
+            recovery.deferredSegments = reader.deferred
             let lazyIndex = lazy ? LazyIndex(logDirectory: logDirectory, lastSeq: recovery.lastSeq) : nil
             if options.readOnly {
                 return EventLog(directory: directory, recovery: recovery, writer: nil, index: index, chain: chain.head, lazyIndex: lazyIndex)

@@ -53,6 +53,12 @@ public final class LogReader {
     private var seals: [UInt64: SegmentSeal] = [:]
     private var sealedHashing: SealedHashing?
     private var sealedJobs: [UInt64: Int] = [:]
+    /// Sealed segments whose records are all at or before this seq (the
+    /// newest snapshot's) are not hashed: their header, length and seams are
+    /// checked, and they are handed to `deferred` for a later check (S-49).
+    private let deferThrough: UInt64
+    /// The segments so passed over, in order.
+    private(set) var deferred: [DeferredSegment] = []
 
     /// Reads `<directory>` (a log directory of `.seg` files) from `seq`.
     public convenience init(logDirectory: String, from seq: UInt64 = 1, chain: ChainCheck = .none) throws(SystemError) {
@@ -63,8 +69,10 @@ public final class LogReader {
     /// seal is checked by it (header, length, its records' SHA-256 chain, seq
     /// and chain seams) and its records are not handed out; other segments are read
     /// record by record. Implies the `.full` chain from seq 1.
-    init(logDirectory: String, from seq: UInt64 = 1, chain: ChainCheck, trustSeals: Bool) throws(SystemError) {
+    /// `deferThrough` (with `trustSeals`): see `deferred`.
+    init(logDirectory: String, from seq: UInt64 = 1, chain: ChainCheck, trustSeals: Bool, deferThrough: UInt64 = 0) throws(SystemError) {
         self.trustSeals = trustSeals
+        self.deferThrough = trustSeals ? deferThrough : 0
         let chain = trustSeals ? ChainCheck.full : chain
         let seq = trustSeals ? 1 : seq
         directory = logDirectory
@@ -82,6 +90,7 @@ public final class LogReader {
             for name in names.dropLast() {
                 guard let seal = SegmentSeal.load(logDirectory, name) else { continue }
                 seals[name] = seal
+                if seal.lastSeq <= self.deferThrough { continue }
                 sealedJobs[name] = paths.count
                 paths.append(logDirectory + "/" + SegmentName.fileName(name))
             }
@@ -223,7 +232,25 @@ public final class LogReader {
         size = 0
         skipping = false
         pendingSeal = nil
-        if trustSeals && !isLastSegment, let seal = seals[name], let job = sealedJobs[name], let hashing = sealedHashing {
+        if trustSeals && !isLastSegment, let seal = seals[name], seal.lastSeq <= deferThrough {
+            let probe: (header: SegmentHeader?, bytes: [UInt8], length: Int)
+            do throws(SystemError) { probe = try DeferredSegment.header(path) } catch {
+                return .corruption(Corruption(segment: name, offset: 0, seq: expectedSeq, reason: .unreadableSegment, detail: error.description))
+            }
+            if let step = probe.bytes.withUnsafeBytes({ checkHeader(probe.header, name, raw: $0) }) { return step }
+            if let header = probe.header, probe.length == seal.length {
+                deferred.append(DeferredSegment(firstSeq: name, lastSeq: seal.lastSeq, chainBefore: header.chainBefore, seal: seal))
+                expectedSeq = seal.lastSeq + 1
+                lastSeq = seal.lastSeq
+                stream = ChainStream(before: seal.chainHead)
+                headFromSeal = true
+                skipping = true
+                loaded = true
+                return nil
+            }
+            // A length that differs from the seal's: scanned now, as an open that hashes would.
+            pendingSeal = seal
+        } else if trustSeals && !isLastSegment, let seal = seals[name], let job = sealedJobs[name], let hashing = sealedHashing {
             let probe: SealedSegmentProbe
             switch hashing.result(job) {
             case .success(let found): probe = found

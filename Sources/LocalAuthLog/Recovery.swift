@@ -14,6 +14,9 @@ public struct Recovery: Sendable, Equatable {
     public var sealedSegmentsTrusted: Int = 0
     /// Seals written by this open for segments that had none (or a wrong one).
     public var sealsWritten: Int = 0
+    /// Sealed segments covered by the newest snapshot whose records the open
+    /// did not hash (`Options.deferCoveredSegments`, CoveredSegments.swift).
+    public var deferredSegments: [DeferredSegment] = []
 }
 
 /// How `EventLog.open` checks the segments before the last one (FORMAT.md "Seals").

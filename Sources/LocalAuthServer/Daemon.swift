@@ -169,11 +169,18 @@ public enum Daemon {
                          id: .started, fields: [("LOCALAUTH_SEQ", String(opened.authenticator.recorder.lastSeq))])
         DaemonLog.warnAboutConfiguration(configuration)
         _ = try? Systemd.notify("READY=1\nSTATUS=\(server.statusLine)\nMAINPID=\(getpid())")
+        let coveredCheck = CoveredSegmentsCheck.start(opened.log, opened.covered, done: { try? durabilityWake.post() })
+        defer { coveredCheck?.stop() }
+        server.coveredSegmentsPending = coveredCheck != nil
+        loop.coveredCheck = coveredCheck
         try loop.run()
+        coveredCheck?.stop()
         snapshots.finish()
         recordSnapshotsWrittenDuringStop(server, snapshotInbox, log)
         StartAnchoring.record(log, anchors: anchorStore, event: "stop")
         try? log.close()
+        // The refusal of a start (S-41), after the clean stop: exit status 1, the commands to run.
+        if let failure = coveredCheck?.outcome.failure { throw failure }
     }
 
     /// A snapshot the queue finished after the loop's last turn is recorded
@@ -199,7 +206,8 @@ public enum Daemon {
     static func openAuthenticator(
         _ configuration: DaemonConfiguration, passcodes: PasscodeBackend, wake: EventFD, inbox: SnapshotInbox,
         anchors: AnchorStore?, startChecks: (anchors: Result<AnchorStore, AnchorUnavailable>, accept: Bool)?
-    ) throws -> (authenticator: Authenticator, log: EventLog, loaded: Replay.Outcome, snapshots: SnapshotWriter) {
+    ) throws -> (authenticator: Authenticator, log: EventLog, loaded: Replay.Outcome, snapshots: SnapshotWriter,
+                 covered: [DeferredSegment]) {
         let stateDirectory = configuration.daemon.stateDirectory
         let failure = FailureFlag()
         let log: EventLog
@@ -219,6 +227,9 @@ public enum Daemon {
                 indexesAppends: false,
                 // Snapshots are written off the loop, after later records: the writer keeps their chain heads.
                 chainMarkEvery: UInt64(configuration.log.snapshotEvery),
+                // S-49: at a start (not a reopen), what the snapshot covers is
+                // hashed after READY (CoveredSegmentsCheck).
+                deferCoveredSegments: startChecks != nil,
                 onDurable: { _ in try? wake.post() },
                 onFailure: { writeFailure in
                     failure.set("\(writeFailure)")
@@ -252,6 +263,15 @@ public enum Daemon {
             try? log.close()
             throw error
         }
+        // The state rests on the snapshot the fold trusted and the records
+        // after it: segments the open left unhashed that it does not wholly
+        // cover (the newest snapshot file was skipped) are checked now.
+        let covered = log.deferredSegments(coveredThrough: loaded.fromSnapshot ?? 0)
+        if let error = log.checkDeferred(covered.uncovered) {
+            DaemonLog.error("The event log cannot be trusted: \(error)", id: .corruptionFound)
+            try? log.close()
+            throw error
+        }
         for skipped in loaded.skippedSnapshots { DaemonLog.notice("Skipped a snapshot: \(skipped)") }
         if let torn = loaded.tornTail {
             // Open cuts torn tails; one seen now means the log changed under us.
@@ -276,7 +296,7 @@ public enum Daemon {
         authenticator.observe = { seq, state in
             if seq % snapshotEvery == 0 { snapshots.write(StateCodec.encode(state), seq: seq) }
         }
-        return (authenticator, log, loaded, snapshots)
+        return (authenticator, log, loaded, snapshots, covered.covered)
     }
 
     /// The passcode store is written before its event; after a crash between

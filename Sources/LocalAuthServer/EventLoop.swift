@@ -89,6 +89,8 @@ final class EventLoop {
     /// Sockets closed so far: a read loop that performed actions checks
     /// its fd is still ours only when this moved.
     var closes: UInt64 = 0
+    /// The covered segments' check after READY, until it reports (S-49).
+    var coveredCheck: CoveredSegmentsCheck?
 
     init(core: ServerCore, passcodeStore: PasscodeStore, listener: FileDescriptor, signals: SignalFD,
          durabilityWake: EventFD, snapshotInbox: SnapshotInbox) throws {
@@ -218,7 +220,9 @@ final class EventLoop {
                     }
                 case Token.passcodes.rawValue: core.passcodeJobsFinished(workers.drain())
                 case Token.keys.rawValue: core.keyJobsFinished(keyWorkers.drain())
-                case Token.durability.rawValue: _ = try? durabilityWake.drain()
+                case Token.durability.rawValue:
+                    _ = try? durabilityWake.drain()
+                    coveredCheckMayHaveFinished()
                 case Token.snapshots.rawValue: core.snapshotsWritten(snapshotInbox.drain())
                 case Token.adminLookups.rawValue: core.adminLookupsAnswered(adminLookups.collect())
                 case Token.accountLookups.rawValue: core.accountsLookedUp(accountLookups.collect())

@@ -12,8 +12,9 @@ import LocalAuthCore
 extension ServerCore {
     /// Whether nothing waits for the daemon: no connection (hence no
     /// context, watch, agent or parked request), no prompt, no job on a
-    /// worker, no write of the right or login-secret store, nothing held behind a sync, and
-    /// the log healthy and durable through its last record.
+    /// worker, no write of the right or login-secret store, nothing held behind a sync,
+    /// the log healthy and durable through its last record, and the start's
+    /// check of the covered segments done (S-49: else the next start redoes it).
     var hasNothingToDo: Bool {
         let recorder = authenticator.recorder
         return connections.count == 0 && roster.perUser.isEmpty
@@ -22,6 +23,7 @@ extension ServerCore {
             && rights.isIdle && keyring.isIdle
             && parked.nextDeadline == nil && replyGate.isEmpty
             && logHealth.isRecording && recorder.failure == nil && recorder.durableSeq >= recorder.lastSeq
+            && !coveredSegmentsPending
     }
 
     /// ExitOnIdleSec= in nanoseconds, or nil: this daemon does not exit

@@ -54,6 +54,8 @@ package final class ServerCore {
     var deadlines = CoreDeadlines()
     /// Set by the shell when systemd passed the socket: ExitOnIdleSec= applies (S-83).
     package var exitsWhenIdle = false
+    /// The covered segments' check after READY runs (S-49, CoveredSegmentsCheck.swift): no exit on idle yet.
+    package var coveredSegmentsPending = false
     /// The sensor as the core sees it: scans asked for, PROMPT lines held
     /// for a real reader, the reader's state (SensorPrompts.swift).
     var sensor = SensorPrompts()

@@ -7,17 +7,19 @@
 import Glibc
 
 /// What a connection speaks. localauthd: each connection makes its own
-/// context and sends `can-evaluate`; the echo limit (Benchmarks/echo.c) gets
+/// context and sends `can-evaluate`, cycling through `policies` within a
+/// batch (two of them: no two checks in a row are identical, so each is a
+/// record of its own, not one kind-33 run); the echo limit (Benchmarks/echo.c) gets
 /// the same lines without a context; Redis gets RESP `SET` or `XADD`.
 enum Wire {
-    case localauth(policy: String)
+    case localauth(policies: [String])
     case echo
     case respSet
     case respXadd(valueBytes: Int)
 
     init?(_ name: String) {
         switch name {
-        case "localauth": self = .localauth(policy: "biometrics")
+        case "localauth": self = .localauth(policies: ["biometrics"])
         case "echo": self = .echo
         case "resp-set": self = .respSet
         case "resp-xadd": self = .respXadd(valueBytes: 150)
@@ -35,8 +37,8 @@ enum Wire {
     /// One request (with its terminator); `ctx` only for localauthd.
     func request(_ index: Int, ctx: String?) -> [UInt8] {
         switch self {
-        case .localauth(let policy):
-            return Array("r\(index) can-evaluate ctx=\(ctx ?? "") policy=\(policy)\n".utf8)
+        case .localauth(let policies):
+            return Array("r\(index) can-evaluate ctx=\(ctx ?? "") policy=\(policies[index % policies.count])\n".utf8)
         case .echo:
             return Array("r\(index) can-evaluate ctx=00000000000000000000000000000000 policy=biometrics\n".utf8)
         case .respSet:
@@ -172,7 +174,7 @@ func rateMain(_ arguments: [String]) {
         die("usage: rate SOCKET CONNECTIONS DEPTH SECONDS [localauth|echo|resp-set|resp-xadd|POLICY]")
     }
     let name = arguments.count > 4 ? arguments[4] : "localauth"
-    let wire = Wire(name) ?? .localauth(policy: name)
+    let wire = Wire(name) ?? .localauth(policies: [name])
     let (rate, histogram, errors, total) = runRate(socketPath: arguments[0], connections: count, depth: depth,
                                                    seconds: seconds, warmup: 0.5, wire: wire)
     // n: replies measured; total: every reply, warm-up included (per-request
@@ -181,11 +183,11 @@ func rateMain(_ arguments: [String]) {
 }
 
 /// Fills the log with about `events` events: pipelined can-evaluate on 16
-/// connections (one policy-checked event each).
+/// connections (one policy-checked record each: two policies in turn).
 func generateMain(_ arguments: [String]) {
     guard arguments.count >= 2, let events = Int(arguments[1]) else { die("usage: generate SOCKET EVENTS") }
     let start = monotonicNanos()
     let (_, _, errors, total) = runRate(socketPath: arguments[0], connections: 16, depth: 64, seconds: 1e6, warmup: 0,
-                                        wire: .localauth(policy: "biometrics"), maxRequests: events)
+                                        wire: .localauth(policies: ["biometrics", "owner"]), maxRequests: events)
     say("GENERATED requests=\(total) errors=\(errors) seconds=\(Double(monotonicNanos() - start) / 1e9)")
 }

@@ -148,5 +148,7 @@ ssize_t la_fgetxattr(int fd, const char *name, void *value, size_t size);
 
 /// How many CPUs this thread may run on (sched_getaffinity), at least 1.
 int la_usable_cpus(void);
+/// The calling thread to SCHED_IDLE and the idle I/O class; -1 when either failed.
+int la_lower_thread_priority(void);
 
 #endif
