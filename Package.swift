@@ -159,7 +159,7 @@ let package = Package(
         .executableTarget(name: "localauth-sim", dependencies: ["LocalAuthSimulation"]),
         .testTarget(name: "LocalAuthSimulationTests", dependencies: [
             "LocalAuthSimulation", "LocalAuthCore", "LocalAuthTestSupport", "LocalAuthServer", "LocalAuthConfig",
-            "LocalAuthSystem",
+            "LocalAuthSystem", "LocalAuthLog",
         ]),
         .testTarget(name: "LocalAuthReliabilityTests", dependencies: [
             "LocalAuthProtocol", "LocalAuthSystem", "LocalAuthCore", "LocalAuthLog", "LocalAuthConfig",

@@ -23,9 +23,9 @@ public struct DeferredSegment: Sendable, Equatable {
     var seal: SegmentSeal
 
     /// The header of the segment file at `path`, its raw bytes, and the file's length.
-    static func header(_ path: String) throws(SystemError)
+    static func header(_ storage: any Storage, _ path: String) throws(SystemError)
         -> (header: SegmentHeader?, bytes: [UInt8], length: Int) {
-        let file = try SegmentFile.open(path, .readOnly)
+        let file = try SegmentFile.open(storage, path, .readOnly)
         defer { file.close() }
         let length = try file.size()
         var bytes = [UInt8](repeating: 0, count: SegmentHeader.size)
@@ -60,7 +60,7 @@ extension EventLog {
             let name = segment.firstSeq
             let path = logDirectory + "/" + SegmentName.fileName(name)
             let probe: SealedSegmentProbe
-            do throws(SystemError) { probe = try SealedSegmentProbe.run(path) } catch {
+            do throws(SystemError) { probe = try SealedSegmentProbe.run(storage, path) } catch {
                 return .untrustworthy(Corruption(segment: name, offset: 0, seq: name, reason: .unreadableSegment,
                                                  detail: error.description))
             }
@@ -80,7 +80,7 @@ extension EventLog {
         var last = segment.firstSeq - 1
         var head: ChainHead?
         do throws(SystemError) {
-            let reader = try LogReader(logDirectory: logDirectory, from: segment.firstSeq, chain: .full)
+            let reader = try LogReader(storage: storage, logDirectory: logDirectory, from: segment.firstSeq, chain: .full)
             scan: while true {
                 switch reader.next() {
                 case .record(let record):

@@ -45,12 +45,18 @@ public final class EventLog: Sendable {
         /// failure (the sync thread, or the caller of `write()`), with the
         /// writer's locks held, so it must not call back into the log.
         public var onFailure: (@Sendable (WriteFailure) -> Void)?
+        /// The file system (the kernel's; the simulator's in memory).
+        public var storage: any Storage
+        /// Who runs the writer's sync work: its own threads, or the owner,
+        /// one step at a time (`EventLog.syncStep`, the simulator).
+        public var sync: SyncDriver
 
         public init(
             segmentSize: Int = 64 << 20, chainCheck: ChainCheck = .full, verification: Verification = .records,
             readOnly: Bool = false, syncPolicy: SyncPolicy = .eachAppend, preallocation: Int = 0,
             indexesAppends: Bool = true, chainMarkEvery: UInt64 = 0, deferCoveredSegments: Bool = false,
-            onDurable: (@Sendable (UInt64) -> Void)? = nil, onFailure: (@Sendable (WriteFailure) -> Void)? = nil
+            onDurable: (@Sendable (UInt64) -> Void)? = nil, onFailure: (@Sendable (WriteFailure) -> Void)? = nil,
+            storage: any Storage = DiskStorage.shared, sync: SyncDriver = .threads
         ) {
             self.segmentSize = segmentSize
             self.chainCheck = chainCheck
@@ -63,11 +69,15 @@ public final class EventLog: Sendable {
             self.deferCoveredSegments = deferCoveredSegments
             self.onDurable = onDurable
             self.onFailure = onFailure
+            self.storage = storage
+            self.sync = sync
         }
     }
 
     /// The state directory (holding `log/` and `snapshots/`).
     public let directory: String
+    /// Where its files are.
+    public let storage: any Storage
     public let recovery: Recovery
     let writer: LogWriter?
     let readOnlyIndex: LogIndex
@@ -76,13 +86,15 @@ public final class EventLog: Sendable {
     let lazyIndex: LazyIndex?
 
     public var logDirectory: String { directory + "/log" }
-    public var snapshots: SnapshotStore { SnapshotStore(directory: directory) }
+    public var snapshots: SnapshotStore { SnapshotStore(directory: directory, storage: storage) }
 
     private init(
-        directory: String, recovery: Recovery, writer: LogWriter?, index: LogIndex, chain: ChainHead, lazyIndex: LazyIndex? = nil
+        directory: String, storage: any Storage, recovery: Recovery, writer: LogWriter?, index: LogIndex, chain: ChainHead,
+        lazyIndex: LazyIndex? = nil
     ) {
         self.lazyIndex = lazyIndex
         self.directory = directory
+        self.storage = storage
         self.recovery = recovery
         self.writer = writer
         readOnlyIndex = index
@@ -101,25 +113,26 @@ public final class EventLog: Sendable {
     /// refuses with `.untrustworthy` when anything else is wrong (S-41).
     public static func open(_ directory: String, options: Options = Options()) throws(LogError) -> EventLog {
         let logDirectory = directory + "/log"
+        let storage = options.storage
         do {
             if options.readOnly {
-                if !File.exists(logDirectory) {
-                    return EventLog(directory: directory, recovery: Recovery(), writer: nil, index: LogIndex(), chain: .zero)
+                if !storage.exists(logDirectory) {
+                    return EventLog(directory: directory, storage: storage, recovery: Recovery(), writer: nil, index: LogIndex(), chain: .zero)
                 }
             } else {
-                try Directory.create(logDirectory, mode: 0o750)
-                try Directory.create(directory + "/snapshots", mode: 0o750)
-                for name in try Directory.entries(logDirectory) where name.hasSuffix(".seg.tmp") || SegmentSeal.isLeftover(name) {
-                    try File.unlink(logDirectory + "/" + name)
+                try storage.createDirectory(logDirectory, mode: 0o750)
+                try storage.createDirectory(directory + "/snapshots", mode: 0o750)
+                for name in try storage.entries(logDirectory) where name.hasSuffix(".seg.tmp") || SegmentSeal.isLeftover(name) {
+                    try storage.unlink(logDirectory + "/" + name)
                 }
             }
             let lazy = options.verification == .sealed
             // The newest snapshot file's seq, whether or not it proves trusted:
             // the daemon's boot checks at once what a skipped one left unhashed.
             let deferThrough = lazy && options.deferCoveredSegments
-                ? ((try? SnapshotStore(directory: directory).list().last) ?? 0) : 0
+                ? ((try? SnapshotStore(directory: directory, storage: storage).list().last) ?? 0) : 0
             let reader = try LogReader(
-                logDirectory: logDirectory, chain: options.chainCheck == .none ? .lastSegment : options.chainCheck,
+                storage: storage, logDirectory: logDirectory, chain: options.chainCheck == .none ? .lastSegment : options.chainCheck,
                 trustSeals: lazy, deferThrough: deferThrough)
             var index = LogIndex()
             var recovery = Recovery()
@@ -157,25 +170,26 @@ public final class EventLog: Sendable {
             recovery.lastSeq = max(recovery.lastSeq, reader.lastSeq)
             recovery.sealedSegmentsTrusted = reader.sealedSegmentsSkipped
             recovery.deferredSegments = reader.deferred
-            let lazyIndex = lazy ? LazyIndex(logDirectory: logDirectory, lastSeq: recovery.lastSeq) : nil
+            let lazyIndex = lazy ? LazyIndex(storage: storage, logDirectory: logDirectory, lastSeq: recovery.lastSeq) : nil
             if options.readOnly {
-                return EventLog(directory: directory, recovery: recovery, writer: nil, index: index, chain: chain.head, lazyIndex: lazyIndex)
+                return EventLog(directory: directory, storage: storage, recovery: recovery, writer: nil, index: index, chain: chain.head,
+                                lazyIndex: lazyIndex)
             }
             // The last segment is appended to: a seal left by a crash during rotation no longer holds.
-            if let last = reader.segments.last, File.exists(SegmentSeal.path(logDirectory, last)) {
-                try File.unlink(SegmentSeal.path(logDirectory, last))
-                try Directory.fsync(logDirectory)
+            if let last = reader.segments.last, storage.exists(SegmentSeal.path(logDirectory, last)) {
+                try storage.unlink(SegmentSeal.path(logDirectory, last))
+                try storage.syncDirectory(logDirectory)
             }
             // Segments scanned record by record for want of a (right) seal: seal them now.
             for seal in reader.resealable {
-                try seal.write(logDirectory)
+                try seal.write(storage, logDirectory)
                 recovery.sealsWritten += 1
             }
             if let torn = recovery.tornTail {
                 let path = logDirectory + "/" + SegmentName.fileName(torn.segment)
-                let broken = LogFiles.unusedName(path + ".broken")
-                try LogFiles.keepCopy(of: path, from: torn.offset, length: torn.length, to: broken)
-                let file = try SegmentFile.open(path, .writeOnly)
+                let broken = LogFiles.unusedName(storage, path + ".broken")
+                try LogFiles.keepCopy(storage, of: path, from: torn.offset, length: torn.length, to: broken)
+                let file = try SegmentFile.open(storage, path, .writeOnly)
                 defer { file.close() }
                 try file.truncate(to: torn.offset)
                 try file.fsync()
@@ -183,19 +197,20 @@ public final class EventLog: Sendable {
                 end = torn.offset
             }
             if reader.segments.isEmpty {
-                    try SegmentCreation.create(directory: logDirectory, firstSeq: 1, chainBefore: .zero).close()
+                try SegmentCreation.create(storage, directory: logDirectory, firstSeq: 1, chainBefore: .zero).close()
                 index.addSegment(1)
                 recovery.segments = 1
                 end = SegmentHeader.size
                 chain = ChainStream(before: .zero)
             }
             let writer = try LogWriter(
-                logDirectory: logDirectory, segment: index.segments.last!, end: end, lastSeq: recovery.lastSeq,
+                storage: storage, logDirectory: logDirectory, segment: index.segments.last!, end: end, lastSeq: recovery.lastSeq,
                 chain: chain, index: index, segmentSize: options.segmentSize, policy: options.syncPolicy,
                 preallocation: options.preallocation, indexing: options.indexesAppends,
                 chainMarkEvery: options.chainMarkEvery, marks: marks, onDurable: options.onDurable,
-                onFailure: options.onFailure)
-            return EventLog(directory: directory, recovery: recovery, writer: writer, index: LogIndex(), chain: chain.head, lazyIndex: lazyIndex)
+                onFailure: options.onFailure, sync: options.sync)
+            return EventLog(directory: directory, storage: storage, recovery: recovery, writer: writer, index: LogIndex(),
+                            chain: chain.head, lazyIndex: lazyIndex)
         } catch let error as LogError {
             throw error
         } catch let error as SystemError {
@@ -246,6 +261,15 @@ public final class EventLog: Sendable {
     public func commit(through seq: UInt64) {
         writer?.commit(through: seq)
     }
+
+    /// `SyncDriver.stepped`: runs the sync thread's next turn (write what
+    /// is appended, fdatasync what was asked for, publish it) if one was
+    /// asked for; returns whether it ran.
+    @discardableResult
+    package func syncStep() -> Bool { writer?.syncStep() ?? false }
+
+    /// The last seq whose record is on the file (pwrite done, maybe not synced).
+    package var writtenSeq: UInt64 { writer?.written.load(ordering: .acquiring) ?? recovery.lastSeq }
 
     /// Every seq up to this one is on disk (fdatasync'd). Only grows.
     public var durableSeq: UInt64 { writer?.durable.load(ordering: .acquiring) ?? recovery.lastSeq }

@@ -43,7 +43,7 @@ extension EventLog {
             let path = logDirectory + "/" + SegmentName.fileName(position.segment)
             if open?.path != path {
                 open?.close()
-                do throws(SystemError) { open = try SegmentFile.open(path, .readOnly) } catch { throw .io(error) }
+                do throws(SystemError) { open = try SegmentFile.open(storage, path, .readOnly) } catch { throw .io(error) }
             }
             result.append(try Self.read(open!, at: position))
         }
@@ -114,7 +114,7 @@ extension EventLog {
 
     /// A reader over this log's directory (replay from `seq`).
     public func reader(from seq: UInt64 = 1, chain: ChainCheck = .none) throws(LogError) -> LogReader {
-        do throws(SystemError) { return try LogReader(logDirectory: logDirectory, from: seq, chain: chain) } catch {
+        do throws(SystemError) { return try LogReader(storage: storage, logDirectory: logDirectory, from: seq, chain: chain) } catch {
             throw .io(error)
         }
     }

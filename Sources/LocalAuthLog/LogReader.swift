@@ -9,6 +9,7 @@ import LocalAuthSystem
 
 public final class LogReader {
     public let directory: String
+    let storage: any Storage
     /// First seqs of the segment files, from their names, ascending.
     public let segments: [UInt64]
     /// The chain head after the last record returned (nil when not hashing).
@@ -61,8 +62,10 @@ public final class LogReader {
     private(set) var deferred: [DeferredSegment] = []
 
     /// Reads `<directory>` (a log directory of `.seg` files) from `seq`.
-    public convenience init(logDirectory: String, from seq: UInt64 = 1, chain: ChainCheck = .none) throws(SystemError) {
-        try self.init(logDirectory: logDirectory, from: seq, chain: chain, trustSeals: false)
+    public convenience init(
+        storage: any Storage = DiskStorage.shared, logDirectory: String, from seq: UInt64 = 1, chain: ChainCheck = .none
+    ) throws(SystemError) {
+        try self.init(storage: storage, logDirectory: logDirectory, from: seq, chain: chain, trustSeals: false)
     }
 
     /// `trustSeals`: the daemon's open. Every non-last segment with a usable
@@ -70,13 +73,17 @@ public final class LogReader {
     /// and chain seams) and its records are not handed out; other segments are read
     /// record by record. Implies the `.full` chain from seq 1.
     /// `deferThrough` (with `trustSeals`): see `deferred`.
-    init(logDirectory: String, from seq: UInt64 = 1, chain: ChainCheck, trustSeals: Bool, deferThrough: UInt64 = 0) throws(SystemError) {
+    init(
+        storage: any Storage, logDirectory: String, from seq: UInt64 = 1, chain: ChainCheck, trustSeals: Bool,
+        deferThrough: UInt64 = 0
+    ) throws(SystemError) {
+        self.storage = storage
         self.trustSeals = trustSeals
         self.deferThrough = trustSeals ? deferThrough : 0
         let chain = trustSeals ? ChainCheck.full : chain
         let seq = trustSeals ? 1 : seq
         directory = logDirectory
-        let names = try Directory.entries(logDirectory)
+        let names = try storage.entries(logDirectory)
             .compactMap { SegmentName.parse($0, suffix: SegmentName.segmentSuffix) }.sorted()
         let start = max(seq, 1)
         segments = names
@@ -88,13 +95,13 @@ public final class LogReader {
         if trustSeals {
             var paths: [String] = []
             for name in names.dropLast() {
-                guard let seal = SegmentSeal.load(logDirectory, name) else { continue }
+                guard let seal = SegmentSeal.load(storage, logDirectory, name) else { continue }
                 seals[name] = seal
                 if seal.lastSeq <= self.deferThrough { continue }
                 sealedJobs[name] = paths.count
                 paths.append(logDirectory + "/" + SegmentName.fileName(name))
             }
-            if !paths.isEmpty { sealedHashing = SealedHashing(paths: paths, workers: Processors.usable) }
+            if !paths.isEmpty { sealedHashing = SealedHashing(storage: storage, paths: paths, workers: storage.readers) }
         }
     }
 
@@ -234,7 +241,7 @@ public final class LogReader {
         pendingSeal = nil
         if trustSeals && !isLastSegment, let seal = seals[name], seal.lastSeq <= deferThrough {
             let probe: (header: SegmentHeader?, bytes: [UInt8], length: Int)
-            do throws(SystemError) { probe = try DeferredSegment.header(path) } catch {
+            do throws(SystemError) { probe = try DeferredSegment.header(storage, path) } catch {
                 return .corruption(Corruption(segment: name, offset: 0, seq: expectedSeq, reason: .unreadableSegment, detail: error.description))
             }
             if let step = probe.bytes.withUnsafeBytes({ checkHeader(probe.header, name, raw: $0) }) { return step }
@@ -278,7 +285,7 @@ public final class LogReader {
             pendingSeal = seal
         }
         do throws(SystemError) {
-            let file = try SegmentFile.open(path, .readOnly)
+            let file = try SegmentFile.open(storage, path, .readOnly)
             defer { file.close() }
             let fileSize = try file.size()
             if buffer.count < fileSize {

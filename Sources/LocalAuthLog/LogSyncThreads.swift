@@ -27,47 +27,84 @@ extension LogWriter {
         }
         while true {
             let (closing, kicks) = awaitWork()
-            do throws(LogError) { try write() } catch { return }
-            // What is written, and whether anybody asked for it.
-            let target: (seq: UInt64, chain: ChainHead, end: Int)?
-            do throws(SystemError) {
-                target = try appender.withLock { appender throws(SystemError) -> (seq: UInt64, chain: ChainHead, end: Int)? in
-                    let (demand, failure) = lock.withLock { (lock.state.demand, lock.state.failure) }
-                    // A failed write may have left the appender's chain ahead of what is on the file.
-                    if failure != nil { return nil }
-                    let written = appender.writtenSeq
-                    let wanted = closing ? written : min(written, demand)
-                    guard wanted > durable.load(ordering: .acquiring) else { return nil }
-                    let fresh = try appender.syncFile(syncing)
-                    if let old = syncing, old.segment != fresh.segment { old.file.close() }
-                    syncing = fresh
-                    return (written, appender.chain, appender.length)
-                }
-                // Outside the appender's lock: the loop keeps writing while the disk syncs.
-                if target != nil, let syncing { try syncing.file.fdatasync() }
-            } catch {
-                _ = failed(error)
-                return
-            }
-            if let target {
-                madeDurable(target.seq, chain: target.chain)
-                // The log is written once and read back only at a start or by
-                // an auditor: its synced pages leave the page cache rather
-                // than pile up (~100 MB/s at full rate). Fresh page cache pages
-                // are what a write costs most (first touch of memory); freed
-                // ones are the next to be reused. Zeros ahead of the records
-                // (preallocation) stay.
-                if let syncing { dropSynced(syncing, below: target.end) }
-            }
-            // Two threads: the served count only grows.
-            var served = kicksServed.load(ordering: .relaxed)
-            while served < kicks {
-                let (exchanged, now) = kicksServed.compareExchange(expected: served, desired: kicks, ordering: .acquiringAndReleasing)
-                if exchanged { break }
-                served = now
-            }
-            if closing { return }
+            let going = syncPass(closing: closing, syncing: &syncing)
+            served(kicks)
+            if !going || closing { return }
         }
+    }
+
+    /// A round that began after `kicks` asks has looked at them.
+    private func served(_ kicks: UInt64) {
+        // Two threads: the served count only grows.
+        var served = kicksServed.load(ordering: .relaxed)
+        while served < kicks {
+            let (exchanged, now) = kicksServed.compareExchange(expected: served, desired: kicks, ordering: .acquiringAndReleasing)
+            if exchanged { break }
+            served = now
+        }
+    }
+
+    /// One turn of a sync thread: write what is appended, fdatasync what
+    /// somebody asked for, publish it. False when the writer has failed.
+    func syncPass(closing: Bool, syncing: inout (segment: UInt64, file: SegmentFile)?) -> Bool {
+        do throws(LogError) { try write() } catch { return false }
+        // What is written, and whether anybody asked for it.
+        let target: (seq: UInt64, chain: ChainHead, end: Int)?
+        do throws(SystemError) {
+            target = try appender.withLock { appender throws(SystemError) -> (seq: UInt64, chain: ChainHead, end: Int)? in
+                let (demand, failure) = lock.withLock { (lock.state.demand, lock.state.failure) }
+                // A failed write may have left the appender's chain ahead of what is on the file.
+                if failure != nil { return nil }
+                let written = appender.writtenSeq
+                let wanted = closing ? written : min(written, demand)
+                guard wanted > durable.load(ordering: .acquiring) else { return nil }
+                let fresh = try appender.syncFile(syncing)
+                if let old = syncing, old.segment != fresh.segment { old.file.close() }
+                syncing = fresh
+                return (written, appender.chain, appender.length)
+            }
+            // Outside the appender's lock: the loop keeps writing while the disk syncs.
+            if target != nil, let syncing { try syncing.file.fdatasync() }
+        } catch {
+            _ = failed(error)
+            return false
+        }
+        if let target {
+            madeDurable(target.seq, chain: target.chain)
+            // The log is written once and read back only at a start or by
+            // an auditor: its synced pages leave the page cache rather
+            // than pile up (~100 MB/s at full rate). Fresh page cache pages
+            // are what a write costs most (first touch of memory); freed
+            // ones are the next to be reused. Zeros ahead of the records
+            // (preallocation) stay.
+            if let syncing { dropSynced(syncing, below: target.end) }
+        }
+        return true
+    }
+
+    /// `SyncDriver.stepped`: the sync thread's next turn, run by the owner
+    /// if it was asked for one (or the log closes). Returns whether it ran.
+    @discardableResult
+    func syncStep() -> Bool {
+        let asked: (closing: Bool, kicks: UInt64)? = lock.withLock {
+            guard lock.state.kicked || lock.state.closing, !lock.state.exited else { return nil }
+            lock.state.kicked = false
+            return (lock.state.closing, lock.state.kicks)
+        }
+        guard let (closing, kicks) = asked else { return false }
+        var syncing = stepSyncing.withLock { kept in
+            defer { kept = nil }
+            return kept
+        }
+        let going = syncPass(closing: closing, syncing: &syncing)
+        served(kicks)
+        if !going || closing {
+            syncing?.file.close()
+            exited()
+        } else {
+            stepSyncing.withLock { $0 = syncing }
+        }
+        return true
     }
 
     /// Publishes `seq` as durable, unless the writer failed meanwhile (a
@@ -129,7 +166,7 @@ extension LogWriter {
 
     /// The last sync thread to leave closes the segment file and tells
     /// waiters nothing more becomes durable.
-    private func exited() {
+    func exited() {
         let last: Bool = lock.withLock {
             lock.state.syncThreads -= 1
             return lock.state.syncThreads == 0

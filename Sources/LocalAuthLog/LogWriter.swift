@@ -32,6 +32,16 @@ import Glibc
 import LocalAuthSystem
 import Synchronization
 
+/// Who runs a writer's sync work (EventLog.Options.sync).
+public enum SyncDriver: Sendable {
+    /// `LogWriter.syncThreadCount` threads of the writer's own.
+    case threads
+    /// The owner, one turn at a time (`EventLog.syncStep()`); a wait for
+    /// durability runs the turns itself. The deterministic simulator
+    /// steps the real writer so.
+    case stepped
+}
+
 /// When the sync thread fdatasyncs (EventLog.Options.syncPolicy).
 public enum SyncPolicy: Sendable {
     /// Every append asks for durability at once; the sync thread writes and
@@ -167,14 +177,18 @@ final class LogWriter: Sendable {
     /// instead of sleeping.
     let kicksServed = Atomic<UInt64>(0)
     private let threads = Mutex<[pthread_t]>([])
+    let driver: SyncDriver
+    /// `.stepped`: the one sync turn's own descriptor between steps.
+    let stepSyncing = Mutex<(segment: UInt64, file: SegmentFile)?>(nil)
 
     /// Starts appending after `lastSeq` at `end` of the existing segment `segment`.
     init(
-        logDirectory: String, segment: UInt64, end: Int, lastSeq: UInt64, chain: ChainStream, index: LogIndex,
-        segmentSize: Int, policy: SyncPolicy, preallocation: Int, indexing: Bool = true, chainMarkEvery: UInt64 = 0,
-        marks: [ChainMark] = [], onDurable: (@Sendable (UInt64) -> Void)?, onFailure: (@Sendable (WriteFailure) -> Void)?
+        storage: any Storage = DiskStorage.shared, logDirectory: String, segment: UInt64, end: Int, lastSeq: UInt64,
+        chain: ChainStream, index: LogIndex, segmentSize: Int, policy: SyncPolicy, preallocation: Int, indexing: Bool = true,
+        chainMarkEvery: UInt64 = 0, marks: [ChainMark] = [], onDurable: (@Sendable (UInt64) -> Void)?,
+        onFailure: (@Sendable (WriteFailure) -> Void)?, sync: SyncDriver = .threads
     ) throws(SystemError) {
-        let file = try SegmentFile.open(logDirectory + "/" + SegmentName.fileName(segment), .writeOnly)
+        let file = try SegmentFile.open(storage, logDirectory + "/" + SegmentName.fileName(segment), .writeOnly)
         lock = ConditionLock(
             State(nextSeq: lastSeq + 1, segment: segment, segmentEnd: end, index: index, indexing: indexing,
                   durableChain: chain.head, demand: lastSeq),
@@ -190,7 +204,7 @@ final class LogWriter: Sendable {
         let files: SegmentAppender
         do throws(SystemError) {
             files = try SegmentAppender(
-                directory: logDirectory, file: file, chain: chain, segment: segment, end: end, lastSeq: lastSeq,
+                storage: storage, directory: logDirectory, file: file, chain: chain, segment: segment, end: end, lastSeq: lastSeq,
                 preallocation: preallocation, markEvery: chainMarkEvery, marks: marks)
         } catch {
             file.close()
@@ -202,8 +216,10 @@ final class LogWriter: Sendable {
         appender = Mutex(files)
         self.onDurable = onDurable
         self.onFailure = onFailure
+        driver = sync
         lock.withLock { lock.state.space = space }
-        lock.withLock { lock.state.syncThreads = Self.syncThreadCount }
+        lock.withLock { lock.state.syncThreads = sync == .threads ? Self.syncThreadCount : 1 }
+        guard sync == .threads else { return }
         for _ in 0..<Self.syncThreadCount {
             var handle = pthread_t()
             let started = pthread_create(&handle, nil, { argument in
@@ -295,6 +311,14 @@ final class LogWriter: Sendable {
         while durable.load(ordering: .acquiring) < seq {
             if let failure = lock.state.failure { throw .writeFailed(failure) }
             if lock.state.exited || seq >= lock.state.nextSeq { throw .closed }
+            if driver == .stepped {
+                // No thread will sync: this caller takes the sync turn.
+                lock.unlock()
+                let ran = syncStep()
+                lock.lock()
+                if !ran, durable.load(ordering: .acquiring) < seq, lock.state.failure == nil { throw .closed }
+                continue
+            }
             lock.wait(Self.durableChanged)
         }
     }
@@ -305,6 +329,7 @@ final class LogWriter: Sendable {
             lock.state.closing = true
             lock.broadcast(Self.work)
         }
+        if driver == .stepped { syncStep() }
         let handles = threads.withLock { handles -> [pthread_t] in
             defer { handles = [] }
             return handles

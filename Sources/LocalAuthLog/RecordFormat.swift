@@ -182,7 +182,7 @@ package struct SegmentHeader: Equatable {
 public enum SegmentName {
     public static let segmentSuffix = ".seg"
 
-    static func hex(_ seq: UInt64) -> String {
+    package static func hex(_ seq: UInt64) -> String {
         let digits = String(seq, radix: 16)
         return String(repeating: "0", count: max(0, 16 - digits.count)) + digits
     }

@@ -22,10 +22,10 @@ public struct RepairReport: Sendable, Equatable, CustomStringConvertible {
 extension EventLog {
     /// `makeRepairRecord(firstLostSeq)` builds the record appended after the cut.
     public static func repair(
-        _ directory: String, time: Int64,
+        _ directory: String, time: Int64, storage: any Storage = DiskStorage.shared,
         makeRepairRecord: (_ firstLostSeq: UInt64) -> (keys: RecordKeys, payload: [UInt8])
     ) throws(LogError) -> RepairReport {
-        try repair(directory, time: time) { firstLost, _ in [makeRepairRecord(firstLost)] }
+        try repair(directory, time: time, storage: storage) { firstLost, _ in [makeRepairRecord(firstLost)] }
     }
 
     /// `makeRepairRecords(firstLostSeq, log)` builds the records appended
@@ -34,13 +34,14 @@ extension EventLog {
     /// file still holds, such as the passcode store's, before the repair
     /// record folds them at their worst).
     public static func repair(
-        _ directory: String, time: Int64,
+        _ directory: String, time: Int64, storage: any Storage = DiskStorage.shared, sync: SyncDriver = .threads,
         makeRepairRecords: (_ firstLostSeq: UInt64, _ kept: EventLog) -> [(keys: RecordKeys, payload: [UInt8])]
     ) throws(LogError) -> RepairReport {
-        let verified = try verify(directory)
+        let verified = try verify(directory, storage: storage)
         var report = RepairReport()
         let logDirectory = directory + "/log"
-        let store = SnapshotStore(directory: directory)
+        let store = SnapshotStore(directory: directory, storage: storage)
+        let options = Options(storage: storage, sync: sync)
         guard let corruption = verified.corruption else {
             if verified.snapshotProblems.isEmpty && verified.sealProblems.isEmpty {
                 report.message = "Nothing to repair: the log verifies (\(verified.records) records, last seq \(verified.lastSeq))"
@@ -48,17 +49,17 @@ extension EventLog {
                 return report
             }
             do throws(SystemError) {
-                let folder = try makeFolder(directory, time: time)
+                let folder = try makeFolder(storage, directory, time: time)
                 for problem in verified.snapshotProblems {
-                    try File.rename(store.snapshotDirectory + "/" + problem.file, to: folder + "/" + problem.file)
+                    try storage.rename(store.snapshotDirectory + "/" + problem.file, to: folder + "/" + problem.file)
                 }
-                if !verified.snapshotProblems.isEmpty { try Directory.fsync(store.snapshotDirectory) }
+                if !verified.snapshotProblems.isEmpty { try storage.syncDirectory(store.snapshotDirectory) }
                 // A wrong seal is derived data: moved aside, the next open re-seals the segment.
                 for problem in verified.sealProblems {
-                    try File.rename(logDirectory + "/" + problem.file, to: folder + "/" + problem.file)
+                    try storage.rename(logDirectory + "/" + problem.file, to: folder + "/" + problem.file)
                 }
-                if !verified.sealProblems.isEmpty { try Directory.fsync(logDirectory) }
-                try Directory.fsync(folder)
+                if !verified.sealProblems.isEmpty { try storage.syncDirectory(logDirectory) }
+                try storage.syncDirectory(folder)
                 report.keptIn = folder
             } catch { throw .io(error) }
             report.repaired = true
@@ -71,7 +72,7 @@ extension EventLog {
             // at its worst (every user locked out of biometry, S-41).
             if verified.snapshotProblems.contains(where: \.beyondLog) {
                 let firstLost = verified.lastSeq + 1
-                let log = try EventLog.open(directory)
+                let log = try EventLog.open(directory, options: options)
                 var seq: UInt64 = 0
                 for (keys, payload) in makeRepairRecords(firstLost, log) { seq = try log.append(time: time, keys: keys, payload: payload) }
                 try log.waitDurable(seq)
@@ -85,38 +86,38 @@ extension EventLog {
         report.problem = corruption
         let firstLost = corruption.seq
         do throws(SystemError) {
-            let folder = try makeFolder(directory, time: time)
+            let folder = try makeFolder(storage, directory, time: time)
             report.keptIn = folder
-            let segments = try Directory.entries(logDirectory).compactMap { SegmentName.parse($0, suffix: SegmentName.segmentSuffix) }
+            let segments = try storage.entries(logDirectory).compactMap { SegmentName.parse($0, suffix: SegmentName.segmentSuffix) }
             let damaged = logDirectory + "/" + SegmentName.fileName(corruption.segment)
             if corruption.offset >= SegmentHeader.size {
-                try LogFiles.keepCopy(of: damaged, from: corruption.offset, to: folder + "/" + SegmentName.fileName(corruption.segment) + ".cut")
-                let file = try SegmentFile.open(damaged, .writeOnly)
+                try LogFiles.keepCopy(storage, of: damaged, from: corruption.offset, to: folder + "/" + SegmentName.fileName(corruption.segment) + ".cut")
+                let file = try SegmentFile.open(storage, damaged, .writeOnly)
                 defer { file.close() }
                 try file.truncate(to: corruption.offset)
                 try file.fsync()
             } else {
-                try File.rename(damaged, to: folder + "/" + SegmentName.fileName(corruption.segment))
+                try storage.rename(damaged, to: folder + "/" + SegmentName.fileName(corruption.segment))
             }
             for segment in segments where segment > corruption.segment {
-                try File.rename(logDirectory + "/" + SegmentName.fileName(segment), to: folder + "/" + SegmentName.fileName(segment))
+                try storage.rename(logDirectory + "/" + SegmentName.fileName(segment), to: folder + "/" + SegmentName.fileName(segment))
             }
             // Seals of the cut and moved segments no longer describe anything in the log.
-            for segment in segments where segment >= corruption.segment && File.exists(SegmentSeal.path(logDirectory, segment)) {
-                try File.rename(SegmentSeal.path(logDirectory, segment), to: folder + "/" + SegmentSeal.fileName(segment))
+            for segment in segments where segment >= corruption.segment && storage.exists(SegmentSeal.path(logDirectory, segment)) {
+                try storage.rename(SegmentSeal.path(logDirectory, segment), to: folder + "/" + SegmentSeal.fileName(segment))
             }
             for seq in try store.list() where seq >= firstLost {
-                try File.rename(store.path(seq), to: folder + "/" + SegmentName.hex(seq) + SnapshotStore.suffix)
+                try storage.rename(store.path(seq), to: folder + "/" + SegmentName.hex(seq) + SnapshotStore.suffix)
             }
             // Bad snapshots before the cut go too (F-48): the repaired log verifies whole.
-            for problem in verified.snapshotProblems where File.exists(store.snapshotDirectory + "/" + problem.file) {
-                try File.rename(store.snapshotDirectory + "/" + problem.file, to: folder + "/" + problem.file)
+            for problem in verified.snapshotProblems where storage.exists(store.snapshotDirectory + "/" + problem.file) {
+                try storage.rename(store.snapshotDirectory + "/" + problem.file, to: folder + "/" + problem.file)
             }
-            try Directory.fsync(folder)
-            try Directory.fsync(logDirectory)
-            if File.exists(store.snapshotDirectory) { try Directory.fsync(store.snapshotDirectory) }
+            try storage.syncDirectory(folder)
+            try storage.syncDirectory(logDirectory)
+            if storage.exists(store.snapshotDirectory) { try storage.syncDirectory(store.snapshotDirectory) }
         } catch { throw .io(error) }
-        let log = try EventLog.open(directory)
+        let log = try EventLog.open(directory, options: options)
         var seq: UInt64 = 0
         for (keys, payload) in makeRepairRecords(firstLost, log) { seq = try log.append(time: time, keys: keys, payload: payload) }
         try log.waitDurable(seq)
@@ -128,16 +129,16 @@ extension EventLog {
         return report
     }
 
-    private static func makeFolder(_ directory: String, time: Int64) throws(SystemError) -> String {
+    private static func makeFolder(_ storage: any Storage, _ directory: String, time: Int64) throws(SystemError) -> String {
         var seconds = time_t(time / 1_000_000)
         var parts = tm()
         gmtime_r(&seconds, &parts)
         func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
         let stamp = "\(parts.tm_year + 1900)\(two(parts.tm_mon + 1))\(two(parts.tm_mday))T"
             + "\(two(parts.tm_hour))\(two(parts.tm_min))\(two(parts.tm_sec))Z"
-        let folder = LogFiles.unusedName(directory + "/repair-" + stamp)
-        try Directory.create(folder, mode: 0o750)
-        try Directory.fsync(directory)
+        let folder = LogFiles.unusedName(storage, directory + "/repair-" + stamp)
+        try storage.createDirectory(folder, mode: 0o750)
+        try storage.syncDirectory(directory)
         return folder
     }
 }

@@ -20,8 +20,8 @@ struct SealedSegmentProbe: Sendable {
 
     /// Reads the header of the segment at `path` and, if it decodes, hashes
     /// its records from the header's "chain before" (SegmentSeal.chainHead).
-    static func run(_ path: String) throws(SystemError) -> SealedSegmentProbe {
-        let file = try SegmentFile.open(path, .readOnly)
+    static func run(_ storage: any Storage, _ path: String) throws(SystemError) -> SealedSegmentProbe {
+        let file = try SegmentFile.open(storage, path, .readOnly)
         defer { file.close() }
         var bytes = [UInt8](repeating: 0, count: SegmentHeader.size)
         var failure: SystemError?
@@ -51,12 +51,14 @@ final class SealedHashing: @unchecked Sendable {
         var stopped = false
     }
 
+    private let storage: any Storage
     private let paths: [String]
     private let lock: ConditionLock<State>
     private var threads: [pthread_t] = []
 
     /// `paths`: the segment files in the order they will be asked for.
-    init(paths: [String], workers: Int) {
+    init(storage: any Storage, paths: [String], workers: Int) {
+        self.storage = storage
         self.paths = paths
         lock = ConditionLock(State(results: Array(repeating: nil, count: paths.count)), conditions: 1)
         for _ in 1..<max(1, min(workers, paths.count)) {
@@ -101,7 +103,7 @@ final class SealedHashing: @unchecked Sendable {
             lock.state.next += 1
             lock.unlock()
             let outcome: Result<SealedSegmentProbe, SystemError>
-            do throws(SystemError) { outcome = .success(try SealedSegmentProbe.run(paths[index])) } catch {
+            do throws(SystemError) { outcome = .success(try SealedSegmentProbe.run(storage, paths[index])) } catch {
                 outcome = .failure(error)
             }
             lock.lock()

@@ -14,6 +14,7 @@
 import LocalAuthSystem
 
 struct SegmentAppender: ~Copyable {
+    let storage: any Storage
     let directory: String
     var file: SegmentFile
     /// The open segment's chain, fed every record written.
@@ -44,9 +45,10 @@ struct SegmentAppender: ~Copyable {
     var marks: [ChainMark] = []
 
     init(
-        directory: String, file: SegmentFile, chain: ChainStream, segment: UInt64, end: Int, lastSeq: UInt64,
+        storage: any Storage, directory: String, file: SegmentFile, chain: ChainStream, segment: UInt64, end: Int, lastSeq: UInt64,
         preallocation: Int, markEvery: UInt64 = 0, marks: [ChainMark] = []
     ) throws(SystemError) {
+        self.storage = storage
         self.directory = directory
         self.markEvery = markEvery
         // Heads the open's scan passed (EventLog.open), at or before lastSeq.
@@ -119,9 +121,7 @@ struct SegmentAppender: ~Copyable {
     /// as durable what the other was told failed. Without /proc, a duplicate.
     func syncFile(_ current: (segment: UInt64, file: SegmentFile)?) throws(SystemError) -> (segment: UInt64, file: SegmentFile) {
         if let current, current.segment == segment { return current }
-        let own: FileDescriptor
-        if let reopened = try? file.fd.reopenedForWriting() { own = reopened } else { own = try file.fd.duplicate() }
-        return (segment, SegmentFile(fd: own, path: file.path))
+        return (segment, try file.reopenedForSync())
     }
 
     func close() { file.close() }
@@ -134,16 +134,21 @@ struct SegmentAppender: ~Copyable {
     /// the records are then written as without it.
     private mutating func preallocate(through end: Int) {
         let target = (end / preallocation + 1) * preallocation
-        guard let free = try? file.fd.availableBytes(), free >= Int64(16 * preallocation) else { return }
+        guard let free = try? file.file.availableBytes(), free >= Int64(16 * preallocation) else { return }
+        // Zeros go after the records only (F-46): while preallocation was
+        // skipped for want of room, records were written past `allocated`,
+        // and zeros from there would overwrite them, durable ones too.
+        let from = max(allocated, length)
+        guard target > from else { return }
         // One zero buffer for the writer's life: a fresh 256 KiB array per
         // step was a malloc (an mmap above glibc's threshold), 64 page
         // faults, a memset and a munmap each time.
-        if zeros.count < target - allocated { zeros = [UInt8](repeating: 0, count: target - allocated) }
+        if zeros.count < target - from { zeros = [UInt8](repeating: 0, count: target - from) }
         do throws(SystemError) {
-            let step = target - allocated
+            let step = target - from
             var failure: SystemError?
             zeros.withUnsafeBytes { raw in
-                do throws(SystemError) { try file.pwriteAll(UnsafeRawBufferPointer(rebasing: raw[..<step]), at: allocated) } catch {
+                do throws(SystemError) { try file.pwriteAll(UnsafeRawBufferPointer(rebasing: raw[..<step]), at: from) } catch {
                     failure = error
                 }
             }
@@ -169,7 +174,7 @@ struct SegmentAppender: ~Copyable {
         let head = chain
         try seal(lastSeq: firstSeq - 1, head: head)
         file.close()
-        file = try SegmentCreation.create(directory: directory, firstSeq: firstSeq, chainBefore: head)
+        file = try SegmentCreation.create(storage, directory: directory, firstSeq: firstSeq, chainBefore: head)
         stream = ChainStream(before: head)
         segment = firstSeq
         length = SegmentHeader.size
@@ -180,11 +185,11 @@ struct SegmentAppender: ~Copyable {
     private func seal(lastSeq: UInt64, head: ChainHead) throws(SystemError) {
         let crc: UInt32
         if let fileCRC { crc = fileCRC } else {
-            let reading = try SegmentFile.open(file.path, .readOnly)
+            let reading = try SegmentFile.open(storage, file.path, .readOnly)
             defer { reading.close() }
             crc = try SegmentSeal.checksum(reading, limit: length).crc
         }
-        try SegmentSeal(firstSeq: segment, lastSeq: lastSeq, length: length, chainHead: head, fileCRC: crc).write(directory)
+        try SegmentSeal(firstSeq: segment, lastSeq: lastSeq, length: length, chainHead: head, fileCRC: crc).write(storage, directory)
     }
 }
 
@@ -199,25 +204,27 @@ struct ChainMark {
 
 enum SegmentCreation {
     /// Temp name, header, fsync, rename, fsync directory; returns the file open for writing.
-    static func create(directory: String, firstSeq: UInt64, chainBefore: ChainHead) throws(SystemError) -> SegmentFile {
+    static func create(
+        _ storage: any Storage, directory: String, firstSeq: UInt64, chainBefore: ChainHead
+    ) throws(SystemError) -> SegmentFile {
         let path = directory + "/" + SegmentName.fileName(firstSeq)
         let temporary = path + ".tmp"
         // A seal under this name is from a segment cut away earlier (repair): never this one's.
         let staleSeal = SegmentSeal.path(directory, firstSeq)
-        if File.exists(staleSeal) { try File.unlink(staleSeal) }
-        let file = try SegmentFile.open(temporary, .writeOnly, options: [.create, .truncate])
+        if storage.exists(staleSeal) { try storage.unlink(staleSeal) }
+        let file = try SegmentFile.open(storage, temporary, .writeOnly, options: [.create, .truncate])
         do throws(SystemError) {
             // 0640 whatever the umask (the daemon's is 077), as seals and
             // snapshots are: the group class is how AuditGroup= reads it.
-            try file.fd.chmod(0o640)
+            try file.chmod(0o640)
             try file.pwriteAll(SegmentHeader(firstSeq: firstSeq, chainBefore: chainBefore).encoded(), at: 0)
             try file.fsync()
-            try File.rename(temporary, to: path)
-            try Directory.fsync(directory)
+            try storage.rename(temporary, to: path)
+            try storage.syncDirectory(directory)
         } catch {
             file.close()
             throw error
         }
-        return SegmentFile(fd: file.fd, path: path)
+        return SegmentFile(file: file.file, path: path)
     }
 }

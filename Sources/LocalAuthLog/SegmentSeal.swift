@@ -63,9 +63,9 @@ struct SegmentSeal: Equatable, Sendable {
     }
 
     /// The usable seal of `segment`, or nil (no file, unreadable, garbled, or for another segment).
-    static func load(_ logDirectory: String, _ segment: UInt64) -> SegmentSeal? {
+    static func load(_ storage: any Storage, _ logDirectory: String, _ segment: UInt64) -> SegmentSeal? {
         let path = path(logDirectory, segment)
-        guard let file = try? SegmentFile.open(path, .readOnly) else { return nil }
+        guard let file = try? SegmentFile.open(storage, path, .readOnly) else { return nil }
         defer { file.close() }
         var bytes = [UInt8](repeating: 0, count: size + 1)
         let n = bytes.withUnsafeMutableBytes { raw in (try? file.preadFully(into: raw, at: 0)) ?? -1 }
@@ -76,8 +76,8 @@ struct SegmentSeal: Equatable, Sendable {
     }
 
     /// Temp name, fsync, rename, fsync directory.
-    func write(_ logDirectory: String) throws(SystemError) {
-        try AtomicFile.write(Self.path(logDirectory, firstSeq), bytes: encoded(), mode: 0o640)
+    func write(_ storage: any Storage, _ logDirectory: String) throws(SystemError) {
+        try storage.writeAtomically(Self.path(logDirectory, firstSeq), bytes: encoded(), mode: 0o640)
     }
 
     /// Length of a finished segment and the chain head after its records:

@@ -36,10 +36,12 @@ public struct SnapshotStore: Sendable {
     public let directory: String
     /// How many snapshots `write` keeps (the newest ones).
     public var keep: Int
+    public let storage: any Storage
 
-    public init(directory: String, keep: Int = 3) {
+    public init(directory: String, keep: Int = 3, storage: any Storage = DiskStorage.shared) {
         self.directory = directory
         self.keep = max(1, keep)
+        self.storage = storage
     }
 
     public var snapshotDirectory: String { directory + "/snapshots" }
@@ -54,12 +56,12 @@ public struct SnapshotStore: Sendable {
         let bytes = Self.encode(seq: seq, chainHead: chainHead, time: time, payload: payload)
         let digest = bytes.withUnsafeBytes { PayloadDigest.of($0) }
         do throws(SystemError) {
-            try Directory.create(snapshotDirectory, mode: 0o750)
-            try AtomicFile.write(path(seq), bytes: bytes, mode: 0o640)
+            try storage.createDirectory(snapshotDirectory, mode: 0o750)
+            try storage.writeAtomically(path(seq), bytes: bytes, mode: 0o640)
             let seqs = try list()
             if seqs.count > keep {
-                for old in seqs.dropLast(keep) { try File.unlink(path(old)) }
-                try Directory.fsync(snapshotDirectory)
+                for old in seqs.dropLast(keep) { try storage.unlink(path(old)) }
+                try storage.syncDirectory(snapshotDirectory)
             }
         } catch {
             throw .io(error)
@@ -69,15 +71,15 @@ public struct SnapshotStore: Sendable {
 
     /// Seqs of the snapshot files, ascending.
     public func list() throws(SystemError) -> [UInt64] {
-        guard File.exists(snapshotDirectory) else { return [] }
-        return try Directory.entries(snapshotDirectory).compactMap { SegmentName.parse($0, suffix: Self.suffix) }.sorted()
+        guard storage.exists(snapshotDirectory) else { return [] }
+        return try storage.entries(snapshotDirectory).compactMap { SegmentName.parse($0, suffix: Self.suffix) }.sorted()
     }
 
     /// Reads and checks one snapshot on its own (header, CRCs, SHA-256, name).
     public func load(_ seq: UInt64) -> Result<Snapshot, SkippedSnapshot> {
         let file = SegmentName.hex(seq) + Self.suffix
         let bytes: [UInt8]
-        do throws(SystemError) { bytes = try LogFiles.readAll(path(seq)) } catch {
+        do throws(SystemError) { bytes = try LogFiles.readAll(storage, path(seq)) } catch {
             return .failure(SkippedSnapshot(file: file, reason: error.description))
         }
         switch Self.decode(bytes) {

@@ -60,9 +60,9 @@ public struct VerifyReport: Sendable, Equatable, CustomStringConvertible {
 
 extension EventLog {
     /// Checks the log and snapshots of the state directory `directory`.
-    public static func verify(_ directory: String) throws(LogError) -> VerifyReport {
+    public static func verify(_ directory: String, storage: any Storage = DiskStorage.shared) throws(LogError) -> VerifyReport {
         var report = VerifyReport()
-        let store = SnapshotStore(directory: directory)
+        let store = SnapshotStore(directory: directory, storage: storage)
         let snapshotSeqs: Set<UInt64>
         do throws(SystemError) { snapshotSeqs = Set(try store.list()) } catch { throw .io(error) }
         var headsAtSnapshots: [UInt64: ChainHead] = [:]
@@ -80,9 +80,9 @@ extension EventLog {
             stateAgrees[seq] = (try? StateCodec.decode(snapshot.payload)) == fold
         }
         compare(0)
-        if File.exists(directory + "/log") {
+        if storage.exists(directory + "/log") {
             let reader: LogReader
-            do throws(SystemError) { reader = try LogReader(logDirectory: directory + "/log", chain: .full) } catch {
+            do throws(SystemError) { reader = try LogReader(storage: storage, logDirectory: directory + "/log", chain: .full) } catch {
                 throw .io(error)
             }
             report.segments = reader.segments.count
@@ -125,7 +125,7 @@ extension EventLog {
             }
             report.chainHead = reader.chainHead ?? .zero
             if let segment { ends[segment] = (report.lastSeq, report.chainHead) }
-            checkSeals(directory + "/log", segments: reader.segments, ends: ends, complete: report.corruption == nil, into: &report)
+            checkSeals(storage, directory + "/log", segments: reader.segments, ends: ends, complete: report.corruption == nil, into: &report)
         }
         for seq in snapshotSeqs.sorted() {
             report.snapshotsChecked += 1
@@ -166,16 +166,16 @@ extension EventLog {
 
     /// Every seal against the segment as read: seqs, chain head, length and whole-file CRC32C.
     private static func checkSeals(
-        _ logDirectory: String, segments: [UInt64], ends: [UInt64: (UInt64, ChainHead)], complete: Bool,
+        _ storage: any Storage, _ logDirectory: String, segments: [UInt64], ends: [UInt64: (UInt64, ChainHead)], complete: Bool,
         into report: inout VerifyReport
     ) {
         // Not the last segment's: it is never trusted by a seal (open drops one left
         // by a crash during rotation), and on a live log it may grow and be sealed
         // while this runs.
-        for segment in segments.dropLast() where File.exists(SegmentSeal.path(logDirectory, segment)) {
+        for segment in segments.dropLast() where storage.exists(SegmentSeal.path(logDirectory, segment)) {
             report.sealsChecked += 1
             let file = SegmentSeal.fileName(segment)
-            guard let seal = SegmentSeal.load(logDirectory, segment) else {
+            guard let seal = SegmentSeal.load(storage, logDirectory, segment) else {
                 report.sealProblems.append(SealProblem(file: file, reason: "garbled (magic, version, checksum or fields)"))
                 continue
             }
@@ -193,7 +193,7 @@ extension EventLog {
             }
             let measured: (length: Int, crc: UInt32)
             do throws(SystemError) {
-                let segmentFile = try SegmentFile.open(logDirectory + "/" + SegmentName.fileName(segment), .readOnly)
+                let segmentFile = try SegmentFile.open(storage, logDirectory + "/" + SegmentName.fileName(segment), .readOnly)
                 defer { segmentFile.close() }
                 measured = try SegmentSeal.checksum(segmentFile)
             } catch {

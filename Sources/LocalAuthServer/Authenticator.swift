@@ -18,7 +18,11 @@ package final class Authenticator {
     private(set) var revealGate: UInt64 = 0
     /// Called with the seq of every event after it is recorded and folded,
     /// and the state that fold left.
-    var observe: (UInt64, borrowing AuthState) -> Void = { _, _ in }
+    package var observe: (UInt64, borrowing AuthState) -> Void = { _, _ in }
+    /// Called with each decided event and its seq, after `observe` (the
+    /// simulator's S-40 oracle marks its streams at every failure). Not on
+    /// can-evaluate's path: a check is no decided event.
+    package var observeEvent: ((EventBody, UInt64) -> Void)?
     /// Users someone watches (`watch`), and those of them that an event
     /// touched since the server last looked (WatchVerbs.swift). Empty sets
     /// while nobody watches: one `isEmpty` per event is all it costs then.
@@ -134,7 +138,7 @@ package final class Authenticator {
 
     /// End of a loop turn, before replies go out: what was appended reaches
     /// the file, and an fsync is asked for if anything waits for one.
-    func flush() { recorder.flush(durableThrough: revealGate) }
+    package func flush() { recorder.flush(durableThrough: revealGate) }
 }
 
 /// The decision's sink (`execute`'s, not for other callers): each event is
@@ -157,5 +161,6 @@ extension Authenticator: EventSink {
         if event.body.isDurableBeforeReply { revealGate = recordedSeq }
         if !watched.isEmpty { touch(event.body) }
         observe(recordedSeq, state)
+        observeEvent?(event.body, recordedSeq)
     }
 }

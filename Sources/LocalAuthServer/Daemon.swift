@@ -126,7 +126,11 @@ public enum Daemon {
         // S-49: the journal (or the test stand-in) holds the log's anchors.
         let anchors = Anchors.current(uid: Accounts.currentUID())
         let anchorStore = try? anchors.get()
-        let opened = try openAuthenticator(configuration, passcodes: passcodes, wake: durabilityWake, inbox: snapshotInbox,
+        var ports = BootPorts()
+        ports.wake = { try? durabilityWake.post() }
+        // S-49: segments the snapshot covers are hashed after READY.
+        ports.checksCoveredSegmentsLater = true
+        let opened = try openAuthenticator(configuration, passcodes: passcodes, ports: ports, inbox: snapshotInbox,
                                            anchors: anchorStore, startChecks: (anchors, options.acceptLogRollback))
 
         let server = ServerCore(configuration: configuration, authenticator: opened.authenticator, passcodes: passcodes,
@@ -157,7 +161,7 @@ public enum Daemon {
         loop.reopen = {
             snapshots.finish()
             try? log.close()
-            let again = try openAuthenticator(configuration, passcodes: passcodes, wake: durabilityWake, inbox: snapshotInbox,
+            let again = try openAuthenticator(configuration, passcodes: passcodes, ports: ports, inbox: snapshotInbox,
                                               anchors: anchorStore, startChecks: nil)
             log = again.log
             snapshots = again.snapshots
@@ -169,148 +173,43 @@ public enum Daemon {
                          id: .started, fields: [("LOCALAUTH_SEQ", String(opened.authenticator.recorder.lastSeq))])
         DaemonLog.warnAboutConfiguration(configuration)
         _ = try? Systemd.notify("READY=1\nSTATUS=\(server.statusLine)\nMAINPID=\(getpid())")
-        let coveredCheck = CoveredSegmentsCheck.start(opened.log, opened.covered, done: { try? durabilityWake.post() })
+        let coveredCheck = CoveredSegmentsCheck.start(opened.log, opened.covered, done: ports.wake)
         defer { coveredCheck?.stop() }
         server.coveredSegmentsPending = coveredCheck != nil
         loop.coveredCheck = coveredCheck
         try loop.run()
         coveredCheck?.stop()
-        snapshots.finish()
-        recordSnapshotsWrittenDuringStop(server, snapshotInbox, log)
-        StartAnchoring.record(log, anchors: anchorStore, event: "stop")
-        try? log.close()
+        finishStop(server.authenticator, log: log, snapshots: snapshots, inbox: snapshotInbox, anchors: anchorStore,
+                   now: WallClock.nowMicros())
         // The refusal of a start (S-41), after the clean stop: exit status 1, the commands to run.
         if let failure = coveredCheck?.outcome.failure { throw failure }
+    }
+
+    /// After the loop's last turn (and before a reopen, with no anchor):
+    /// the snapshots handed over are written and recorded, the head
+    /// anchored, the log closed.
+    package static func finishStop(_ authenticator: Authenticator, log: EventLog, snapshots: SnapshotWriter,
+                                   inbox: SnapshotInbox, anchors: AnchorStore?, now: Int64) {
+        snapshots.finish()
+        recordSnapshotsWrittenDuringStop(authenticator, inbox, log, now: now)
+        StartAnchoring.record(log, anchors: anchors, event: "stop")
+        try? log.close()
     }
 
     /// A snapshot the queue finished after the loop's last turn is recorded
     /// now, after `daemon-stopped`, so that the next start can use it (S-49:
     /// an unrecorded snapshot is passed over). Nothing folded now may ask for
     /// another snapshot: the queue is done.
-    static func recordSnapshotsWrittenDuringStop(_ server: ServerCore, _ inbox: SnapshotInbox, _ log: EventLog) {
+    static func recordSnapshotsWrittenDuringStop(_ authenticator: Authenticator, _ inbox: SnapshotInbox, _ log: EventLog,
+                                                 now: Int64) {
         let written = inbox.drain()
-        guard !written.isEmpty, server.authenticator.recorder.failure == nil else { return }
-        server.authenticator.observe = { _, _ in }
-        let now = WallClock.nowMicros()
+        guard !written.isEmpty, authenticator.recorder.failure == nil else { return }
+        authenticator.observe = { _, _ in }
         for snapshot in written {
-            _ = server.authenticator.execute(.recordSnapshot(seq: snapshot.seq, sha256: snapshot.digest.hex), now: now)
+            _ = authenticator.execute(.recordSnapshot(seq: snapshot.seq, sha256: snapshot.digest.hex), now: now)
         }
-        server.authenticator.flush()
+        authenticator.flush()
         try? log.waitDurable(log.lastSeq)
-    }
-
-    /// Opens and replays the log, records the start (S-15) and reconciles the
-    /// passcode store: everything between "state directory locked" and "ready".
-    /// `startChecks`: at a start (not a reopen after a write failure), the
-    /// anchor store and `--accept-log-rollback` for `StartAnchoring`.
-    static func openAuthenticator(
-        _ configuration: DaemonConfiguration, passcodes: PasscodeBackend, wake: EventFD, inbox: SnapshotInbox,
-        anchors: AnchorStore?, startChecks: (anchors: Result<AnchorStore, AnchorUnavailable>, accept: Bool)?
-    ) throws -> (authenticator: Authenticator, log: EventLog, loaded: Replay.Outcome, snapshots: SnapshotWriter,
-                 covered: [DeferredSegment]) {
-        let stateDirectory = configuration.daemon.stateDirectory
-        let failure = FailureFlag()
-        let log: EventLog
-        do {
-            log = try EventLog.open(stateDirectory, options: EventLog.Options(
-                segmentSize: configuration.log.segmentSize,
-                // Sealed segments are checked by their seals (FORMAT.md "Seals"): fast start, same refusals (S-41).
-                verification: .sealed,
-                // The loop writes each turn's events before its replies and
-                // asks for fdatasync where S-40 needs it (EventLoop.run, ServerCore.timerFired).
-                syncPolicy: .onDemand,
-                // Records overwrite zeros already in the file: an fdatasync
-                // then needs no journal commit for a new size (FORMAT.md).
-                // 256 KiB steps: bigger ones pause the loop visibly (p99).
-                preallocation: max(4096, min(256 << 10, configuration.log.segmentSize / 8)),
-                // Nothing in the daemon reads history; `localauthctl log` indexes on its own open.
-                indexesAppends: false,
-                // Snapshots are written off the loop, after later records: the writer keeps their chain heads.
-                chainMarkEvery: UInt64(configuration.log.snapshotEvery),
-                // S-49: at a start (not a reopen), what the snapshot covers is
-                // hashed after READY (CoveredSegmentsCheck).
-                deferCoveredSegments: startChecks != nil,
-                onDurable: { _ in try? wake.post() },
-                onFailure: { writeFailure in
-                    failure.set("\(writeFailure)")
-                    try? wake.post()
-                }))
-        } catch {
-            DaemonLog.error("The event log cannot be trusted: \(error)", id: .corruptionFound)
-            throw error
-        }
-        if let torn = log.recovery.tornTail {
-            DaemonLog.notice("Cut a torn record at the end of the log (\(torn)); a copy is in \(log.recovery.brokenCopy ?? "-").")
-        }
-        var acceptance: Command?
-        if let startChecks {
-            do {
-                acceptance = try StartAnchoring.check(log, anchors: startChecks.anchors, passcodes: passcodes,
-                                                      accept: startChecks.accept)
-            } catch {
-                DaemonLog.error("\(error)", id: .corruptionFound)
-                try? log.close()
-                throw error
-            }
-        }
-        let loaded: Replay.Outcome
-        do {
-            // Strict: a snapshot newer than the log, or one that differs from
-            // its recorded digest, stops the start (S-49).
-            loaded = try Replay.fold(log, strict: true)
-        } catch {
-            DaemonLog.error("The event log cannot be trusted: \(error)", id: .corruptionFound)
-            try? log.close()
-            throw error
-        }
-        // The state rests on the snapshot the fold trusted and the records
-        // after it: segments the open left unhashed that it does not wholly
-        // cover (the newest snapshot file was skipped) are checked now.
-        let covered = log.deferredSegments(coveredThrough: loaded.fromSnapshot ?? 0)
-        if let error = log.checkDeferred(covered.uncovered) {
-            DaemonLog.error("The event log cannot be trusted: \(error)", id: .corruptionFound)
-            try? log.close()
-            throw error
-        }
-        for skipped in loaded.skippedSnapshots { DaemonLog.notice("Skipped a snapshot: \(skipped)") }
-        if let torn = loaded.tornTail {
-            // Open cuts torn tails; one seen now means the log changed under us.
-            try? log.close()
-            throw StoreError("the event log ends in an unfinished write after open (\(torn)); refusing to start")
-        }
-        let recorder = LogRecorder(log: log, failure: failure, snapshotEvery: UInt64(configuration.log.snapshotEvery))
-        let authenticator = Authenticator(state: loaded.state, recorder: recorder)
-        DaemonLog.reportRepair(log, lastSeq: recorder.lastSeq)
-        let bootID = (try? Systemd.bootID()) ?? ""
-        let now = WallClock.nowMicros()
-        _ = authenticator.execute(.start(version: version, bootID: bootID, pid: getpid(), rules: configuration.rules), now: now)
-        if let acceptance { _ = authenticator.execute(acceptance, now: now) }
-        try reconcile(passcodes, authenticator, now: now)
-        // The start (S-15) and its rules are durable before READY=1.
-        try? log.waitDurable(recorder.lastSeq)
-        if let problem = recorder.failure { throw StoreError("the event log cannot record events: \(problem)") }
-        if startChecks != nil { StartAnchoring.record(log, anchors: anchors, event: "start") }
-        let snapshotEvery = UInt64(configuration.log.snapshotEvery)
-        let snapshots = SnapshotWriter(log: log, reserve: configuration.log.reserveSpace, directory: stateDirectory,
-                                       inbox: inbox, anchors: anchors)
-        authenticator.observe = { seq, state in
-            if seq % snapshotEvery == 0 { snapshots.write(StateCodec.encode(state), seq: seq) }
-        }
-        return (authenticator, log, loaded, snapshots, covered.covered)
-    }
-
-    /// The passcode store is written before its event; after a crash between
-    /// the two, the store wins and the event is recorded now.
-    package static func reconcile(_ passcodes: PasscodeBackend, _ authenticator: Authenticator, now: Int64) throws {
-        let daemonUID = Accounts.currentUID()
-        var uids = Set(passcodes.users)
-        for (uid, user) in authenticator.state.users where user.passcodeSet { uids.insert(uid) }
-        for uid in uids.sorted() {
-            let stored = passcodes.isSet(uid)
-            if stored != authenticator.state.user(uid).passcodeSet {
-                _ = authenticator.execute(.changePasscode(uid: uid, set: stored, by: daemonUID), now: now)
-            }
-        }
     }
 
     /// One daemon per state directory: an exclusive flock on `<dir>/lock`,

@@ -27,10 +27,10 @@ package enum DaemonLog {
     /// service per priority pool, and warning is the log anchors' own pool
     /// (JournalAnchors.priority, S-58), which nothing else the daemon
     /// journals may spend. Problems are errors; the rest notice or info.
-    package enum Priority: Int { case error = 3, notice = 5, info = 6, debug = 7 }
+    package enum Priority: Int, Sendable { case error = 3, notice = 5, info = 6, debug = 7 }
 
     /// MESSAGE_IDs of notable audit events (catalog in systemd/).
-    package enum MessageID: String {
+    package enum MessageID: String, Sendable {
         case started = "8d4e1c3a5b6f47e2a1c09d7e3f2b4a61"
         case stopped = "2f7a9c1e4b3d48a6b5e0c8d1f9a27e34"
         case lockoutEngaged = "c41e7a2b9d3f4e08a6b1c5d2e7f90a13"
@@ -109,13 +109,13 @@ package enum DaemonLog {
     }
 
     /// At start: when the newest record is `log-repaired` (written by
-    /// `localauthctl repair` while the daemon was stopped), journal it.
-    static func reportRepair(_ log: EventLog, lastSeq: UInt64) {
+    /// `localauthctl repair` while the daemon was stopped), its journal entry.
+    static func repairReport(_ log: EventLog, lastSeq: UInt64) -> JournalEntry? {
         guard lastSeq > 0, let reader = try? log.reader(from: lastSeq), case .record(let record) = reader.next(),
               record.keys.type == EventKind.logRepaired.rawValue,
               case .logRepaired(let firstLostSeq, let by)? = try? EventCodec.decode(kind: record.keys.type, payload: record.payload)
-        else { return }
-        notice("The event log was repaired by uid \(by): events from seq \(firstLostSeq) on were lost; "
+        else { return nil }
+        return JournalEntry(.notice, "The event log was repaired by uid \(by): events from seq \(firstLostSeq) on were lost; "
                + "every user must use the passcode before biometry.",
                id: .logRepaired, fields: [("LOCALAUTH_UID", String(by)), ("LOCALAUTH_SEQ", String(record.seq))])
     }

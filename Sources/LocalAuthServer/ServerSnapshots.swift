@@ -6,7 +6,7 @@ import LocalAuthLog
 
 extension ServerCore {
     /// The snapshots the writer finished (the shell drained its inbox).
-    func snapshotsWritten(_ written: [(seq: UInt64, digest: ChainHead)]) {
+    package func snapshotsWritten(_ written: [(seq: UInt64, digest: ChainHead)]) {
         for written in written where logHealth.isRecording {
             _ = run(.recordSnapshot(seq: written.seq, sha256: written.digest.hex), connection: nil, tag: nil, now: now)
         }

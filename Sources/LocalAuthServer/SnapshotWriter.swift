@@ -28,11 +28,13 @@ import LocalAuthLog
 import LocalAuthSystem
 import Synchronization
 
-final class SnapshotWriter: Sendable {
+package final class SnapshotWriter: Sendable {
     private let log: EventLog
     private let inbox: SnapshotInbox
     private let anchors: AnchorStore?
-    private let queue = DispatchQueue(label: "localauthd.snapshots")
+    private let queue: SnapshotQueue
+    private let now: @Sendable () -> Int64
+    private let journal: @Sendable (JournalEntry) -> Void
     /// The snapshot waiting to be written: the newest handed over.
     private let pending = Mutex<(seq: UInt64, payload: [UInt8])?>(nil)
     /// When a snapshot's anchor was last journaled (monotonic ns).
@@ -46,12 +48,16 @@ final class SnapshotWriter: Sendable {
     private let reserve: Int64
     private let directory: String
 
-    init(log: EventLog, reserve: Int, directory: String, inbox: SnapshotInbox, anchors: AnchorStore?) {
+    init(log: EventLog, reserve: Int, directory: String, inbox: SnapshotInbox, anchors: AnchorStore?,
+         queue: SnapshotQueue, now: @escaping @Sendable () -> Int64, journal: @escaping @Sendable (JournalEntry) -> Void) {
         self.log = log
         self.reserve = Int64(reserve)
         self.directory = directory
         self.inbox = inbox
         self.anchors = anchors
+        self.queue = queue
+        self.now = now
+        self.journal = journal
     }
 
     /// Writes a snapshot whose payload (the encoded state) covers every
@@ -65,24 +71,28 @@ final class SnapshotWriter: Sendable {
         if !queued { queue.async { [self] in writePending() } }
     }
 
+    /// The seq of the snapshot waiting to be written, if any.
+    package var pendingSeq: UInt64? { pending.withLock { $0?.seq } }
+
     private func writePending() {
         guard let job = pending.withLock({ slot in
             defer { slot = nil }
             return slot
         }) else { return }
-        if reserve > 0, let free = FreeSpace.available(at: directory), free - Int64(job.payload.count) < reserve {
-            DaemonLog.notice("Skipped snapshot \(job.seq): it would leave less than ReserveSpace=\(reserve) bytes free (\(free) left).")
+        if reserve > 0, let free = log.storage.availableBytes(at: directory), free - Int64(job.payload.count) < reserve {
+            journal(JournalEntry(.notice,
+                "Skipped snapshot \(job.seq): it would leave less than ReserveSpace=\(reserve) bytes free (\(free) left)."))
             return
         }
         do {
             let head = try log.chainHead(at: job.seq)
-            let digest = try log.snapshots.write(seq: job.seq, chainHead: head, time: WallClock.nowMicros(), payload: job.payload)
+            let digest = try log.snapshots.write(seq: job.seq, chainHead: head, time: now(), payload: job.payload)
             if let anchors, anchorIsDue() {
                 anchors.record(LogAnchor(seq: job.seq, chainHead: head), stateDirectory: log.directory, event: "snapshot")
             }
             inbox.post(seq: job.seq, digest: digest)
         } catch {
-            DaemonLog.error("Failed to write snapshot \(job.seq): \(error)")
+            journal(JournalEntry(.error, "Failed to write snapshot \(job.seq): \(error)"))
         }
     }
 
@@ -96,18 +106,36 @@ final class SnapshotWriter: Sendable {
     }
 
     /// Waits for the snapshots handed over so far (before the log closes).
-    func finish() {
-        queue.sync {}
+    package func finish() {
+        queue.finish()
     }
+}
+
+/// Where snapshots are written: a serial queue of their own in the daemon;
+/// the simulator runs each job at a step it chooses.
+package protocol SnapshotQueue: Sendable {
+    func async(_ job: @escaping @Sendable () -> Void)
+    /// Returns when every job handed over so far has run.
+    func finish()
+}
+
+/// The daemon's: one serial DispatchQueue.
+package struct DispatchSnapshotQueue: SnapshotQueue {
+    private let queue = DispatchQueue(label: "localauthd.snapshots")
+
+    package init() {}
+
+    package func async(_ job: @escaping @Sendable () -> Void) { queue.async(execute: job) }
+    package func finish() { queue.sync {} }
 }
 
 /// Snapshots written and not yet recorded in the log: filled by the
 /// snapshot queue, drained by the shell (`ServerCore.snapshotsWritten`).
-final class SnapshotInbox: Sendable {
+package final class SnapshotInbox: Sendable {
     let wake: EventFD
     private let written = Mutex<[(seq: UInt64, digest: ChainHead)]>([])
 
-    init() throws {
+    package init() throws {
         wake = try EventFD()
     }
 
@@ -116,7 +144,7 @@ final class SnapshotInbox: Sendable {
         try? wake.post()
     }
 
-    func drain() -> [(seq: UInt64, digest: ChainHead)] {
+    package func drain() -> [(seq: UInt64, digest: ChainHead)] {
         _ = try? wake.drain()
         return written.withLock { list in
             defer { list.removeAll() }

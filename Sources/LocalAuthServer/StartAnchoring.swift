@@ -23,20 +23,20 @@ enum StartAnchoring {
     /// Returns the command to run after `.start` (the recorded acceptance),
     /// or nil; throws `Refusal` when the log must not be used.
     static func check(_ log: EventLog, anchors: Result<AnchorStore, AnchorUnavailable>, passcodes: PasscodeBackend,
-                      accept: Bool) throws -> Command? {
+                      accept: Bool, journal: (JournalEntry) -> Void) throws -> Command? {
         let directory = log.directory
         let lastSeq = log.lastSeq
         var anchor: (LogAnchor, store: String)?
         switch anchors {
         case .failure(let why):
-            DaemonLog.error("The event log's head is not anchored: \(why). A rollback or truncation of \(directory) "
-                + "cannot be detected (S-49).", id: .anchorUnavailable)
+            journal(JournalEntry(.error, "The event log's head is not anchored: \(why). A rollback or truncation of \(directory) "
+                + "cannot be detected (S-49).", id: .anchorUnavailable))
         case .success(let store):
             do throws(AnchorUnavailable) {
                 if let newest = try store.newest(stateDirectory: directory) { anchor = (newest, store.name) }
             } catch {
-                DaemonLog.error("The event log's head cannot be compared with its anchors: \(error). A rollback or "
-                    + "truncation of \(directory) cannot be detected (S-49).", id: .anchorUnavailable)
+                journal(JournalEntry(.error, "The event log's head cannot be compared with its anchors: \(error). A rollback or "
+                    + "truncation of \(directory) cannot be detected (S-49).", id: .anchorUnavailable))
             }
         }
         // The builtin store only: it lives in the state directory and only the
@@ -44,7 +44,7 @@ enum StartAnchoring {
         let stored = passcodes is BuiltinPasscodes ? passcodes.users.count : 0
         let evidence = RollbackEvidence.judge(log, storedPasscodes: stored, anchor: anchor)
         guard let evidence else {
-            if accept { DaemonLog.notice("--accept-log-rollback: the log is not behind its anchor; nothing to accept.") }
+            if accept { journal(JournalEntry(.notice, "--accept-log-rollback: the log is not behind its anchor; nothing to accept.")) }
             return nil
         }
         guard accept else {
@@ -52,7 +52,7 @@ enum StartAnchoring {
                 + "to start on this log anyway (recorded, and every user must use the passcode first), "
                 + "start once with 'localauthd --accept-log-rollback'.")
         }
-        DaemonLog.error("Accepting a rolled-back log (--accept-log-rollback): \(evidence.what).", id: .rollbackAccepted)
+        journal(JournalEntry(.error, "Accepting a rolled-back log (--accept-log-rollback): \(evidence.what).", id: .rollbackAccepted))
         return .acceptLogRollback(journalSeq: evidence.journalSeq, logSeq: lastSeq, by: getuid())
     }
 

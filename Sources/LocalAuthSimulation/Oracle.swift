@@ -43,6 +43,10 @@ public final class Oracle {
         public var shortWrites = 0
         public var splitReads = 0
         public var watchStates = 0
+        public var refusedStarts = 0
+        public var startsFromSnapshot = 0
+        public var repairs = 0
+        public var snapshotsWritten = 0
         /// S-60: combined prompts received, and biometric prompts whose
         /// passcode half had ended (retry-after); scans judged against the log.
         public var combinedPrompts = 0
@@ -100,6 +104,13 @@ public final class Oracle {
     func countShortWrite() { figures.shortWrites += 1 }
     func countSplitRead() { figures.splitReads += 1 }
     func countWatchState() { figures.watchStates += 1 }
+    func countRefusedStart() { figures.refusedStarts += 1 }
+    func countStartFromSnapshot() { figures.startsFromSnapshot += 1 }
+    func countRepair() { figures.repairs += 1 }
+    /// A repair cut the log after `kept`: the failures revealed after it are
+    /// lost on purpose, and the repair record stands for them at their worst (S-41).
+    func repaired(keeping kept: UInt64) { newestRevealedFailure = min(newestRevealedFailure, kept) }
+    func countSnapshotWrite() { figures.snapshotsWritten += 1 }
     func countRoutedEvaluation() { figures.routedEvaluations += 1 }
     func countAgentPrompt() { figures.agentPrompts += 1 }
     func countAgentGone() { figures.agentsGone += 1 }
@@ -169,6 +180,10 @@ extension Oracle.Figures {
         shortWrites += other.shortWrites
         splitReads += other.splitReads
         watchStates += other.watchStates
+        refusedStarts += other.refusedStarts
+        startsFromSnapshot += other.startsFromSnapshot
+        repairs += other.repairs
+        snapshotsWritten += other.snapshotsWritten
         combinedPrompts += other.combinedPrompts
         passcodeHalvesEnded += other.passcodeHalvesEnded
         scansJudged += other.scansJudged
@@ -190,7 +205,8 @@ extension Oracle.Figures {
                      ("watch-states", watchStates), ("combined-prompts", combinedPrompts),
                      ("passcode-halves-ended", passcodeHalvesEnded), ("routed-evaluations", routedEvaluations),
                      ("agent-prompts", agentPrompts), ("agents-gone", agentsGone),
-                     ("app-answers-refused", appAnswersRefused)]
+                     ("app-answers-refused", appAnswersRefused), ("refused-starts", refusedStarts),
+                     ("starts-from-snapshot", startsFromSnapshot), ("repairs", repairs), ("snapshots-written", snapshotsWritten)]
         for fault in DiskFault.allCases { pairs.append(("fault-" + fault.key, faults[fault] ?? 0)) }
         return "figures " + pairs.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
     }
@@ -207,6 +223,7 @@ extension Oracle.Figures {
         lines.append("journal trail entries checked \(trailEntries), passcode jobs run \(passcodeJobs), short writes \(shortWrites), reads that split what waited \(splitReads), watch STATE lines judged \(watchStates)")
         lines.append("combined prompts (S-60) \(combinedPrompts), biometric prompts after the passcode half ended \(passcodeHalvesEnded)")
         lines.append("evaluations prompted by a session agent (S-66) \(routedEvaluations), prompt lines agents were sent \(agentPrompts), ended as their agent went away (S-68) \(agentsGone), apps' answers to their agents' prompts refused \(appAnswersRefused)")
+        lines.append("snapshots written \(snapshotsWritten), starts from a snapshot \(startsFromSnapshot), starts refused \(refusedStarts), repairs \(repairs)")
         for fault in DiskFault.allCases { lines.append("fault: \(fault.rawValue): \(faults[fault] ?? 0)") }
         return lines.joined(separator: "\n")
     }

@@ -45,6 +45,8 @@ final class SimulatedClient {
     private var prompted: Set<String> = []
     /// S-60: `evaluate` tags that asked for the combined prompt.
     private var combined: Set<String> = []
+    /// Whether the evaluation `tag` asked for the combined prompt.
+    func isCombined(_ tag: String) -> Bool { combined.contains(tag) }
     /// S-66: `evaluate` tags whose prompts went to a session agent.
     private var routed: Set<String> = []
     /// The contexts whose running evaluation a session agent prompts for.

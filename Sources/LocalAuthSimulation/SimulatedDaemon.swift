@@ -5,12 +5,14 @@
 // shell owns, simulated: the sockets (bytes a client wrote that the daemon
 // has not read, the interest the core asked for, short writes), the passcode
 // workers (a job runs at a step the run picks), the clock (TurnTime), the
-// journal and sd_notify; the log is the SimulatedRecorder over the
-// SimulatedDisk. Every action is judged on its way out by the S-40 oracle
-// (RevealMarks): output produced after a failure was recorded does not leave
-// before the disk has the failure.
+// journal and sd_notify; the log is the real one (LogRecorder, EventLog) on
+// the simulated storage, its sync thread stepped by the run (SimulatedLives).
+// Every action is judged on its way out by the S-40 oracle (RevealMarks):
+// output produced after a failure was recorded does not leave before the
+// storage has the failure durable.
 import LocalAuthCore
 import LocalAuthConfig
+import LocalAuthLog
 import LocalAuthProtocol
 import LocalAuthSystem
 import LocalAuthServer
@@ -58,7 +60,6 @@ struct SimulatedClock {
 
 final class SimulatedDaemon {
     let core: ServerCore
-    let disk: SimulatedDisk
     let passcodes: SimulatedPasscodes
     let oracle: Oracle
     var clock: SimulatedClock
@@ -90,29 +91,37 @@ final class SimulatedDaemon {
     let below: (Int) -> Int
     /// The run's trace.
     var trace: (String) -> Void = { _ in }
-    /// Reopens the failed log onto the simulated disk (`.reopenLog`).
+    /// Reopens the failed log on the simulated storage (`.reopenLog`).
     var reopen: () throws -> Authenticator = { throw CannotReopen() }
     /// What SIGHUP reads from the configuration files.
     var configuration: () -> DaemonConfiguration = { DaemonConfiguration() }
     private let fingerprintKey = Array("simulated fingerprint key".utf8)
 
     var authenticator: Authenticator { core.authenticator }
-    var recorder: SimulatedRecorder { core.authenticator.recorder as! SimulatedRecorder }
+    var recorder: EventRecorder { core.authenticator.recorder }
+    /// The simulator's own reading of the storage (LogShadow): the newest
+    /// seq durable with all before it, and the newest on the log's file.
+    var durableSeq: () -> UInt64 = { 0 }
+    var writtenSeq: () -> UInt64 = { 0 }
 
-    init(core: ServerCore, disk: SimulatedDisk, passcodes: SimulatedPasscodes, clock: SimulatedClock,
+    init(core: ServerCore, passcodes: SimulatedPasscodes, clock: SimulatedClock,
          oracle: Oracle, below: @escaping (Int) -> Int) {
         self.core = core
-        self.disk = disk
         self.passcodes = passcodes
         self.clock = clock
         self.oracle = oracle
         self.below = below
     }
 
-    /// Wires a recorder (at boot, and at each reopen of the log) to the S-40 oracle.
-    func watch(_ recorder: SimulatedRecorder) {
-        recorder.recorded = { [unowned self] body, seq in self.recorded(body, seq) }
-        recorder.failed = { [unowned self] in logFailed() }
+    /// Wires an authenticator (at boot, and at each reopen of the log) to
+    /// the S-40 oracle: every seq recorded (a check's too), and each failure.
+    func watch(_ authenticator: Authenticator) {
+        let snapshots = authenticator.observe
+        authenticator.observe = { [unowned self] seq, state in
+            snapshots(seq, state)
+            recorded(nil, seq)
+        }
+        authenticator.observeEvent = { [unowned self] body, seq in recorded(body, seq) }
     }
 
     // MARK: - Turns and inputs
@@ -230,7 +239,7 @@ final class SimulatedDaemon {
     /// S-32 as EventLoop.shutdown does it: the core's final answers, a
     /// bounded wait (1.5 s, in 10 ms waits while the sync thread may or
     /// may not sync) for durability, the release, every socket closed.
-    func shutdown(sync: () -> Bool) {
+    func shutdown(sync: () -> Void) {
         if inTurn { endTurn() }
         turn()
         core.shutdown()
@@ -238,13 +247,21 @@ final class SimulatedDaemon {
         var waited = 0
         while core.awaitsDurability, waited < 150 {
             waited += 1
-            if sync() { recorder.syncIfAsked() }
+            sync()
             clock.pass(micros: 10_000)
         }
         core.finishShutdown()
         perform()
         inTurn = false
         exited()
+    }
+
+    /// The loop reads the snapshot inbox: the snapshots written are recorded.
+    func snapshotsWritten(_ written: [(seq: UInt64, digest: ChainHead)]) {
+        guard !written.isEmpty else { return }
+        turn()
+        core.snapshotsWritten(written)
+        perform()
     }
 
     /// A worker finishes one of the running jobs (the run picks which).
@@ -307,15 +324,16 @@ extension SimulatedDaemon: ServerShell {
             : roll < 7 ? unsent.count : (roll < 9 ? below(unsent.count + 1) : 0)
         if count < unsent.count { oracle.countShortWrite() }
         let range = socket.delivered..<(socket.delivered + count)
-        let judged = socket.marks.performed(range, durable: recorder.durableSeq)
+        let durable = durableSeq(), written = writtenSeq()
+        let judged = socket.marks.performed(range, durable: durable)
         if let seq = judged.violation {
             oracle.violation("S-40: connection \(id) was sent bytes \(range), those from \(socket.marks.violationFrom ?? -1) "
-                + "produced after the failure at seq \(seq), durable through \(recorder.durableSeq)")
+                + "produced after the failure at seq \(seq), durable through \(durable) (the log says \(recorder.durableSeq))")
         }
-        if let seq = socket.unwritten.performed(range, durable: disk.writtenSeq).violation {
+        if let seq = socket.unwritten.performed(range, durable: written).violation {
             oracle.violation("connection \(id) was sent bytes \(range), those from \(socket.unwritten.violationFrom ?? -1) produced "
                 + "after seq \(seq) was recorded, before its record reached the log's file (written through "
-                + "\(disk.writtenSeq)): a kill would lose what it answered")
+                + "\(written)): a kill would lose what it answered")
         }
         oracle.revealed(judged.revealed, newest: judged.newest)
         socket.delivered += count

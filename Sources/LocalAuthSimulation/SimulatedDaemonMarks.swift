@@ -16,10 +16,12 @@ extension SimulatedDaemon {
 
     func unsent(_ id: Connection.ID) -> Int { core.connections[id]?.output.unsentByteCount ?? 0 }
 
-    func recorded(_ body: EventBody, _ seq: UInt64) {
+    /// The record of `seq` was appended (a decided event's `body`, or nil:
+    /// a check, or an event whose body comes with `observeEvent`).
+    func recorded(_ body: EventBody?, _ seq: UInt64) {
         let failure: Bool
         switch body {
-        case .biometricFailed, .passcodeRejected: failure = true
+        case .biometricFailed?, .passcodeRejected?: failure = true
         default: failure = false
         }
         if failure {
@@ -41,7 +43,7 @@ extension SimulatedDaemon {
     /// The log failed: undurable failures will never be durable.
     func logFailed() {
         oracle.logFailed()
-        let durable = recorder.durableSeq
+        let durable = durableSeq()
         for id in sockets.keys.sorted() {
             sockets[id]!.marks.logFailed(admitted: sockets[id]!.delivered + unsent(id), durable: durable)
             // Records that failed to reach the file never will; the daemon
@@ -74,10 +76,10 @@ extension SimulatedDaemon {
     func notified(_ text: String) {
         notifications.append(text)
         guard Self.isCountingStatus(.notify(text)) else { return }
-        let judged = status.performed(statusPerformed..<(statusPerformed + 1), durable: recorder.durableSeq)
+        let judged = status.performed(statusPerformed..<(statusPerformed + 1), durable: durableSeq())
         if let seq = judged.violation {
             oracle.violation("S-40: sd_notify \"\(text.split(separator: "\n").joined(separator: " | "))\" was sent before the "
-                + "failure at seq \(seq), recorded before it, was durable (durable through \(recorder.durableSeq))")
+                + "failure at seq \(seq), recorded before it, was durable (durable through \(durableSeq()))")
         }
         statusPerformed += 1
     }
@@ -95,10 +97,10 @@ extension SimulatedDaemon {
     func journaled(_ entry: JournalEntry) {
         journalEntries += 1
         guard Self.isTrail(entry) else { return }
-        let judged = trail.performed(trailPerformed..<(trailPerformed + 1), durable: recorder.durableSeq)
+        let judged = trail.performed(trailPerformed..<(trailPerformed + 1), durable: durableSeq())
         if let seq = judged.violation {
             oracle.violation("S-40: the journal entry \"\(entry.message)\" was written before the failure at seq \(seq), "
-                + "recorded before it, was durable (durable through \(recorder.durableSeq))")
+                + "recorded before it, was durable (durable through \(durableSeq()))")
         }
         oracle.revealed(judged.revealed, newest: judged.newest)
         oracle.countTrailEntry()

@@ -3,11 +3,13 @@
 // formed, hostile, a line cut anywhere) or goes away; the daemon reads a
 // socket (one byte, some or all of what waits); a socket that was full
 // drains; the sensor reads (an administrator's `sensor` line); a passcode
-// worker finishes a job; the loop ends its turn; the sync thread syncs;
-// time passes (the ticker fires); the rules are reloaded (SIGHUP); the disk
-// is armed with a fault; the daemon crashes or stops and restarts on what
-// the disk kept — chosen by the seeded generator only. The daemon is the
-// real ServerCore (SimulatedDaemon performs its actions). After every step
+// worker finishes a job; the loop ends its turn; the sync thread syncs; the
+// snapshot thread writes; time passes (the ticker fires); the rules are
+// reloaded (SIGHUP); the storage is armed with a fault; the daemon crashes
+// or stops and restarts on what the storage kept — chosen by the seeded
+// generator only. The daemon is the real ServerCore (SimulatedDaemon
+// performs its actions) over the real log, booted by the daemon's own boot
+// on the simulated storage (SimulatedLives, SimulatedStorage). After every step
 // the Oracle's invariants are checked; the first violation ends the run
 // with its seed and step, and the same seed replays it exactly (no clock,
 // no unsorted Dictionary walk of ours, no randomness but the seed's).
@@ -22,7 +24,7 @@ public final class Simulation {
     public let seed: UInt64
     public let oracle = Oracle()
     var random: SeededGenerator
-    let disk = SimulatedDisk()
+    let storage = SimulatedStorage()
     let passcodes = SimulatedPasscodes()
     var daemon: SimulatedDaemon!
     var clients: [SimulatedClient] = []
@@ -30,11 +32,23 @@ public final class Simulation {
     let sensor = SimulatedClient(uid: 0, isAdmin: true)
     var boots = 0
     var nextPid: Int32 = 100
-    /// The fold of every record the log took, decoded from its bytes (S-38).
-    var shadow = AuthState()
-    var shadowOffset = 0
-    /// The byte the run rotted on the platter (offset, bit), until a restart finds it.
-    var rotted: (offset: Int, bit: Int)?
+    /// The simulator's own reading of the log's files (S-38, durability).
+    let shadow: LogShadow
+    /// The bit the run rotted, until a start deals with it.
+    var rotted: Rot?
+    /// The daemon process's life: a crash or a reopen starts another, and
+    /// what the old one's log reports after that is not heard.
+    var life = 0
+    /// What the current boot opened, its snapshot queue, the loop's inbox of written snapshots.
+    var opened: OpenedLog!
+    var snapshotQueue = SteppedSnapshotQueue()
+    let inbox = try! SnapshotInbox()
+    /// What the boots journaled (not the trail: the core's own entries go through the shell).
+    var bootJournal: [String] = []
+    /// A repair cut the log after this seq, until the next start is judged.
+    var repairedThrough: UInt64?
+    static let startClock = SimulatedClock(wall: 1_700_000_000 * Timestamp.second, boot: 5 * Timestamp.second,
+                                           monotonic: 5_000_000_000)
     /// A readable line per step, for a failure's report.
     public private(set) var trace: [String] = []
     /// Lines of trace kept (the newest); `localauth-sim --dump` keeps all.
@@ -57,7 +71,11 @@ public final class Simulation {
         // Half the seeds keep a space reserve on a small disk (S-48): the
         // core's statvfs port reads the simulated disk's room.
         configuration.log.reserveSpace = random.chance(50) ? 32 << 10 : 0
-        configuration.daemon.stateDirectory = "/nonexistent/localauth-sim"
+        configuration.daemon.stateDirectory = Self.stateDirectory
+        // Small segments and frequent snapshots: rotation, seals, snapshots
+        // and their digests happen in every run (preallocation: 4 KiB steps).
+        configuration.log.segmentSize = (8 + random.below(24)) << 10
+        configuration.log.snapshotEvery = 24 + random.below(80)
         // Small enough for a flood to a client that stopped reading to pass it.
         configuration.daemon.maxPendingBytes = 64 << 10
         // Half the seeds name an AdminGroup: admin requests of others wait for its lookup (S-51).
@@ -77,14 +95,17 @@ public final class Simulation {
                                        mayAdminister: configuration.daemon.adminGroup != nil && desktop == 1001,
                                        isDesktopAgent: true))
         for uid in Self.users where uid != 0 { passcodes.set("pass-\(uid)", for: uid) }
-        let clock = SimulatedClock(wall: 1_700_000_000 * Timestamp.second, boot: 5 * Timestamp.second, monotonic: 5_000_000_000)
-        boot(state: AuthState(), lastSeq: 0, clock: clock) { authenticator, now in
-            // An earlier life: the administrator enrolled every user.
-            for uid in Self.users where uid != 0 {
-                _ = authenticator.execute(.enroll(uid: uid, template: "finger", by: 0, domainState: "d\(uid)"), now: now)
-            }
+        shadow = LogShadow(storage: storage, logDirectory: Self.logDirectory)
+        shadow.folded = { [unowned self] event, seq, before in oracle.recorded(event, seq: seq, before: before) }
+        restart(durableBefore: 0)
+        // An earlier life: the administrator enrolled every user.
+        let now = daemon.clock.wall
+        for uid in Self.users where uid != 0 {
+            _ = daemon.authenticator.execute(.enroll(uid: uid, template: "finger", by: 0, domainState: "d\(uid)"), now: now)
         }
-        catchUpShadow()
+        daemon.authenticator.flush()
+        try? opened.log.waitDurable(daemon.recorder.lastSeq)
+        shadow.catchUp()
     }
 
     /// Runs `steps` steps, or until the first violation.
@@ -116,7 +137,7 @@ public final class Simulation {
                 daemon.answerSessionLookup(unavailable: random.chance(3))
             }
             trace("end of turn"); daemon.endTurn()
-        case 760..<850: trace("sync thread"); daemon.recorder.syncIfAsked()
+        case 760..<850: trace("sync thread"); syncThread()
         case 850..<900: passTime()
         case 900..<908: reloadRules()
         case 908..<915: armFault()
@@ -128,6 +149,7 @@ public final class Simulation {
             trace("logind answers a session lookup")
             daemon.answerSessionLookup(unavailable: random.chance(5))
         case 965..<972: diskSpaceChanges()
+        case 972..<980 where !snapshotQueue.isEmpty: snapshotThread()
         case 960..<965:
             // A client stops reading for a while (its replies pile up: MaxPendingBytes, the closing timeout).
             let client = random.pick(clients)
@@ -241,16 +263,26 @@ public final class Simulation {
         // A failed log writes nothing until it is reopened: a fault armed
         // now would strike the reopen (sometimes it does).
         if daemon.recorder.failure != nil, random.chance(80) { return }
-        let fault = random.pick([DiskFault.tornWrite, .noSpaceOnWrite, .ioErrorOnWrite, .ioErrorOnSync, .passcodeStoreFull])
+        let fault = random.pick([DiskFault.tornWrite, .noSpaceOnWrite, .ioErrorOnWrite, .ioErrorOnSync, .noSpaceOnSync, .passcodeStoreFull])
         trace("armed: \(fault.rawValue)")
         oracle.count(fault)
         switch fault {
-        case .ioErrorOnSync: disk.armedSyncFault = true
+        case .ioErrorOnSync: storage.armedSync = .eio
+        case .noSpaceOnSync: storage.armedSync = .enospc
         case .passcodeStoreFull: passcodes.failNextCommit = true
-        default: disk.armedWriteFault = fault
+        case .noSpaceOnWrite: storage.armedWrite = .enospc
+        case .ioErrorOnWrite: storage.armedWrite = .eio
+        default: storage.armedWrite = .torn
         }
         let chunk = random.next()
-        daemon.recorder.tornKeep = { count in count <= 1 ? 0 : Int(chunk % UInt64(count)) }
+        storage.tornKeep = { count in count <= 1 ? 0 : Int(chunk % UInt64(count)) }
+    }
+
+    func armSyncFault() {
+        let fault = random.chance(50) ? DiskFault.ioErrorOnSync : .noSpaceOnSync
+        trace("armed: \(fault.rawValue)")
+        oracle.count(fault)
+        storage.armedSync = fault == .ioErrorOnSync ? .eio : .enospc
     }
 
     /// The lookup thread's oldest AdminGroup query is answered (sometimes
@@ -271,7 +303,7 @@ public final class Simulation {
     private func diskSpaceChanges() {
         guard configuration.log.reserveSpace > 0 else { return }
         let room = random.pick([8, 24, 40, 64, 256]) << 10
-        disk.capacity = disk.file.count + room
+        storage.capacity = storage.used + room
         trace("the disk has \(room >> 10) KiB free")
         oracle.countSpaceChange()
     }

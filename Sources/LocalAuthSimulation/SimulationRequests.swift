@@ -72,6 +72,12 @@ extension Simulation {
         if client.contexts.isEmpty, random.chance(50) { return client.request("new") }
         // A few contexts, each evaluating: more prompts at once.
         if client.contexts.count < 3, random.chance(10) { return client.request("new") }
+        // At a combined prompt the user types while the sensor waits, mostly
+        // wrong: a delay ends the passcode half and the scan goes on (S-60).
+        if let waiting = client.running.first(where: { client.atPasscode.contains($0.key) && client.isCombined($0.key) }),
+           random.chance(25) {
+            return client.request("passcode", [("ctx", waiting.value), ("secret", random.chance(20) ? passcode : "wrong-0")])
+        }
         switch random.below(100) {
         case 0..<12: return client.request("new")
         case 12..<29: return client.request("can-evaluate", [("ctx", ctx), ("policy", policy)])

@@ -61,15 +61,8 @@ struct RepairCommand: Command {
         let report: RepairReport
         do throws(LogError) {
             report = try EventLog.repair(directory, time: WallClock.nowMicros()) { firstLostSeq, kept in
-                // A user whose passcode-changed event was cut is known only to
-                // the passcode store: recorded again first, so that the repair
-                // record raises their delay too (issue #15 item 9); the daemon's
-                // start would record it after the repair, with no delay.
-                let known = (try? Replay.fold(kept))?.state
-                var bodies = Self.storedPasscodeUsers(directory).filter { known?.user($0).passcodeSet != true }
-                    .map { EventBody.passcodeChanged(uid: $0, set: true, by: by) }
-                bodies.append(.logRepaired(firstLostSeq: firstLostSeq, by: by))
-                return bodies.map { (RecordKeys(type: $0.kind.rawValue, uid: $0.uid), EventCodec.encode($0)) }
+                RepairRecords.make(firstLostSeq: firstLostSeq, kept: kept,
+                                   storedPasscodeUsers: Self.storedPasscodeUsers(directory), by: by)
             }
         } catch {
             throw CommandFailure(error.description)

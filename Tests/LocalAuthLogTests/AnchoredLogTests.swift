@@ -175,7 +175,7 @@ final class AnchoredLogTests: XCTestCase {
         let crc = CRC32C.checksum(Array(bytes[(SegmentHeader.size + 8)..<(SegmentHeader.size + 8 + length)]))
         for i in 0..<4 { bytes[SegmentHeader.size + 4 + i] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(i))) }
         try writeFile(path, bytes)
-        var seal = try XCTUnwrap(SegmentSeal.load(directory.log, first))
+        var seal = try XCTUnwrap(SegmentSeal.load(DiskStorage.shared, directory.log, first))
         seal.fileCRC = CRC32C.checksum(bytes)
         try writeFile(SegmentSeal.path(directory.log, first), seal.encoded())
         XCTAssertThrowsError(try EventLog.open(directory.path, options: .init(segmentSize: 1024, verification: .sealed))) { error in

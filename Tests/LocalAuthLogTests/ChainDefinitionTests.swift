@@ -83,7 +83,7 @@ final class ChainDefinitionTests: XCTestCase {
         }
         // Seals and the next header carry the head after each finished segment.
         for name in try Directory.entries(directory.log) where name.hasSuffix(".seg") {
-            guard let first = SegmentName.parse(name, suffix: ".seg"), let seal = SegmentSeal.load(directory.log, first)
+            guard let first = SegmentName.parse(name, suffix: ".seg"), let seal = SegmentSeal.load(DiskStorage.shared, directory.log, first)
             else { continue }
             XCTAssertEqual(seal.chainHead, expected[seal.lastSeq], "seal of \(name)")
             let next = try header(directory.log + "/" + SegmentName.fileName(seal.lastSeq + 1))

@@ -120,7 +120,7 @@ final class OnDemandSyncTests: XCTestCase {
                 XCTAssertFalse(File.exists(SegmentSeal.path(directory.log, name)), "the last segment is not sealed", file: file, line: line)
                 continue
             }
-            guard let seal = SegmentSeal.load(directory.log, name) else {
+            guard let seal = SegmentSeal.load(DiskStorage.shared, directory.log, name) else {
                 XCTFail("segment \(name) has a successor but no seal", file: file, line: line)
                 continue
             }

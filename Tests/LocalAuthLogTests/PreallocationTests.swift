@@ -72,7 +72,7 @@ final class PreallocationTests: XCTestCase {
         let names = try LogReader(logDirectory: directory.log).segments
         XCTAssertGreaterThan(names.count, 5)
         for name in names.dropLast() {
-            let seal = try XCTUnwrap(SegmentSeal.load(directory.log, name), "seal of \(name)")
+            let seal = try XCTUnwrap(SegmentSeal.load(DiskStorage.shared, directory.log, name), "seal of \(name)")
             XCTAssertEqual(try fileSize(segmentPath(directory, name)), seal.length, "segment \(name) holds nothing after its records")
         }
         let fast = try EventLog.open(directory.path, options: .init(segmentSize: 3000, verification: .sealed))

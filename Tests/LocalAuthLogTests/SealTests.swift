@@ -54,7 +54,7 @@ final class SealTests: XCTestCase {
                 XCTAssertFalse(File.exists(sealPath(directory, name)), "the last segment is not sealed")
                 continue
             }
-            let seal = try XCTUnwrap(SegmentSeal.load(directory.log, name), "seal of \(name)")
+            let seal = try XCTUnwrap(SegmentSeal.load(DiskStorage.shared, directory.log, name), "seal of \(name)")
             let bytes = try readFile(segmentPath(directory, name))
             XCTAssertEqual(seal.firstSeq, name)
             XCTAssertEqual(seal.lastSeq, names[index + 1] - 1)
@@ -216,7 +216,7 @@ final class SealTests: XCTestCase {
         let names = try segments(directory)
         let segment = names[1]
         let path = sealPath(directory, segment)
-        let good = try XCTUnwrap(SegmentSeal.load(directory.log, segment))
+        let good = try XCTUnwrap(SegmentSeal.load(DiskStorage.shared, directory.log, segment))
         let goodBytes = try readFile(path)
 
         // Wrong CRC/length fields only: the segment is scanned, found to be what

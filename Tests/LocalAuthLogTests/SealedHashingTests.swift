@@ -24,17 +24,17 @@ final class SealedHashingTests: XCTestCase {
         let paths = try sealedPaths(directory)
         XCTAssertGreaterThan(paths.count, 8, "enough segments for every worker to take several")
         let expected = try paths.map { path throws -> (ChainHead, Int) in
-            let probe = try SealedSegmentProbe.run(path)
+            let probe = try SealedSegmentProbe.run(DiskStorage.shared, path)
             return (probe.head, probe.length)
         }
         for (path, (head, length)) in zip(paths, expected) {
-            let seal = try XCTUnwrap(SegmentSeal.load(directory.log, try XCTUnwrap(SegmentName.parse(
+            let seal = try XCTUnwrap(SegmentSeal.load(DiskStorage.shared, directory.log, try XCTUnwrap(SegmentName.parse(
                 String(path.split(separator: "/").last!), suffix: SegmentName.segmentSuffix))))
             XCTAssertEqual(head, seal.chainHead, "the probe is the seal's chain head")
             XCTAssertEqual(length, seal.length)
         }
         for workers in [1, 2, 3, 8, 100] {
-            let hashing = SealedHashing(paths: paths, workers: workers)
+            let hashing = SealedHashing(storage: DiskStorage.shared, paths: paths, workers: workers)
             // Asked for out of order too: the last first, then the rest.
             for index in [paths.count - 1] + Array(0..<paths.count) {
                 guard case .success(let probe) = hashing.result(index) else { return XCTFail("\(workers) workers: \(index) failed") }
@@ -50,7 +50,7 @@ final class SealedHashingTests: XCTestCase {
         try makeLog(directory, count: count, segmentSize: segmentSize)
         var paths = try sealedPaths(directory)
         paths[2] = directory.log + "/no-such.seg"
-        let hashing = SealedHashing(paths: paths, workers: 2)
+        let hashing = SealedHashing(storage: DiskStorage.shared, paths: paths, workers: 2)
         defer { hashing.stop() }
         guard case .failure = hashing.result(2) else { return XCTFail("a missing file is a failure") }
         guard case .success = hashing.result(3) else { return XCTFail("the next segment is still hashed") }

@@ -34,7 +34,7 @@ final class CoveredSegmentsTests: ReliabilityTestCase {
         XCTAssertTrue(vouched.contains(newest), "given: the newest snapshot is vouched for")
         let log = daemon.stateDirectory + "/log"
         let segment = try XCTUnwrap(try LogReader(logDirectory: log).segments.first)
-        let seal = try XCTUnwrap(SegmentSeal.load(log, segment))
+        let seal = try XCTUnwrap(SegmentSeal.load(DiskStorage.shared, log, segment))
         XCTAssertLessThanOrEqual(seal.lastSeq, newest, "given: the snapshot wholly covers the first segment")
         return (daemon, segment)
     }

@@ -125,7 +125,7 @@ final class LogTamperingTests: ReliabilityTestCase {
         let crc = CRC32C.checksum(Array(bytes[(start + 8)..<(start + 8 + length)]))
         for i in 0..<4 { bytes[start + 4 + i] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(i))) }
         try Data(bytes).write(to: URL(fileURLWithPath: path))
-        var seal = try XCTUnwrap(SegmentSeal.load(log, segment))
+        var seal = try XCTUnwrap(SegmentSeal.load(DiskStorage.shared, log, segment))
         seal.fileCRC = CRC32C.checksum(bytes)
         try Data(seal.encoded()).write(to: URL(fileURLWithPath: SegmentSeal.path(log, segment)))
         let stderr = refusal(daemon)

@@ -4,6 +4,7 @@
 // regression stays pinned when the simulator's choices change.
 import LocalAuthConfig
 import LocalAuthCore
+import LocalAuthLog
 @testable import LocalAuthServer
 @testable import LocalAuthSimulation
 import LocalAuthSystem
@@ -13,21 +14,59 @@ import XCTest
 final class SimulationFindingsTests: XCTestCase {
     let start: Int64 = 1_700_000_000 * Timestamp.second
 
-    /// A core over a simulated disk, uid 1000 enrolled with a passcode.
-    func makeCore() -> (ServerCore, SimulatedRecorder, SimulatedDisk) {
-        let disk = SimulatedDisk()
-        let recorder = SimulatedRecorder(disk: disk, lastSeq: 0)
-        let authenticator = Authenticator(state: AuthState(), recorder: recorder)
-        let configuration = DaemonConfiguration()
-        _ = authenticator.execute(.start(version: "test", bootID: "b", pid: 1, rules: configuration.rules), now: start)
+    /// A core over the real log on the simulated storage (its sync thread
+    /// stepped by hand), booted by the daemon's boot; uid 1000 enrolled
+    /// with a passcode.
+    func makeCore() throws -> (ServerCore, EventLog, SimulatedStorage) {
+        let storage = SimulatedStorage()
+        var configuration = DaemonConfiguration()
+        configuration.daemon.stateDirectory = "/test/state"
+        var ports = BootPorts()
+        ports.storage = storage
+        ports.sync = .stepped
+        ports.snapshotQueue = SteppedSnapshotQueue()
+        ports.journal = { _ in }
+        ports.now = { [start] in start }
+        ports.bootID = { "b" }
+        ports.pid = 1
+        ports.daemonUID = 0
+        let opened = try Daemon.openAuthenticator(configuration, passcodes: SimulatedPasscodes(), ports: ports,
+                                                  inbox: try SnapshotInbox(), anchors: nil, startChecks: nil)
+        let authenticator = opened.authenticator
         _ = authenticator.execute(.enroll(uid: 1000, template: "finger", by: 0, domainState: "d"), now: start)
         _ = authenticator.execute(.changePasscode(uid: 1000, set: true, by: 0), now: start)
-        recorder.flush(durableThrough: recorder.lastSeq)
-        recorder.syncIfAsked()
+        authenticator.flush()
+        try opened.log.waitDurable(authenticator.recorder.lastSeq)
         let core = ServerCore(configuration: configuration, authenticator: authenticator,
                               passcodes: SimulatedPasscodes(), version: "test", daemonUID: 0)
         core.beginTurn(TurnTime(wall: start, boot: start, monotonic: 1_000_000_000))
-        return (core, recorder, disk)
+        return (core, opened.log, storage)
+    }
+
+    /// F-46 (seed 1 at step 942, the first run over the real log): while the
+    /// file system had less than 16 preallocation steps free, the writer
+    /// wrote records without zeros ahead of them; once room came back, its
+    /// next step wrote zeros from where preallocation had stopped, over the
+    /// records written meanwhile, synced ones too. The sync after that made
+    /// the zeros durable, and the next start read the log as ending there:
+    /// acknowledged records, failures among them, gone (S-40, S-38).
+    func test_S40_F46_givenPreallocationSkippedForWantOfRoom_whenRoomComesBack_thenTheRecordsWrittenMeanwhileStay() throws {
+        let storage = SimulatedStorage()
+        let options = EventLog.Options(segmentSize: 1 << 20, syncPolicy: .onDemand, preallocation: 4096,
+                                       storage: storage, sync: .stepped)
+        var log = try EventLog.open("/test/state", options: options)
+        storage.capacity = storage.used + (40 << 10)  // less than 16 steps of 4 KiB
+        let payload = Array(repeating: UInt8(7), count: 60)
+        for seq in 1...40 { try log.append(time: Int64(seq), keys: RecordKeys(type: 1), payload: payload) }
+        try log.waitDurable(40)
+        storage.capacity = .max
+        for seq in 41...140 { try log.append(time: Int64(seq), keys: RecordKeys(type: 1), payload: payload) }
+        try log.waitDurable(140)
+        try log.close()
+        log = try EventLog.open("/test/state", options: options)
+        XCTAssertEqual(log.recovery.lastSeq, 140)
+        XCTAssertNil(log.recovery.tornTail)
+        try log.close()
     }
 
     /// A shell whose sockets take everything.
@@ -78,15 +117,16 @@ final class SimulationFindingsTests: XCTestCase {
     /// running evaluation's final answer, and the client got `* BYE
     /// reason=shutdown` without one. The shutdown fails closed first now.
     func test_S33_S32_givenTheLogFailedAfterTheLastTurn_whenTheDaemonStops_thenTheRunningEvaluationIsAnswered() throws {
-        let (core, recorder, disk) = makeCore()
+        let (core, log, storage) = try makeCore()
+        let recorder = core.authenticator.recorder
         var sent: [Connection.ID: String] = [:]
         let (id, ctx) = try openWithContext(core, &sent)
         send("t2 evaluate ctx=\(ctx) policy=biometrics reason=r\n", on: id, core, &sent)
         XCTAssertTrue(sent[id]?.contains("t2 PROMPT") ?? false, sent[id] ?? "")
         // After the turn: the sync thread's fdatasync fails.
-        disk.armedSyncFault = true
+        storage.armedSync = .eio
         recorder.flush(durableThrough: recorder.lastSeq)
-        recorder.syncIfAsked()
+        log.syncStep()
         XCTAssertNotNil(recorder.failure)
         core.signal(.stop)
         core.shutdown()
@@ -107,7 +147,8 @@ final class SimulationFindingsTests: XCTestCase {
     /// Ending a connection's contexts now fails closed first when the log
     /// failed since the turn began (ServerConnections.endContexts).
     func test_S33_givenTheLogFailedInTheTurn_whenALineTooLongClosesTheConnection_thenItsEvaluationIsAnswered() throws {
-        let (core, recorder, disk) = makeCore()
+        let (core, _, storage) = try makeCore()
+        let recorder = core.authenticator.recorder
         var sent: [Connection.ID: String] = [:]
         let (id, ctx) = try openWithContext(core, &sent)
         send("t2 evaluate ctx=\(ctx) policy=biometrics reason=r\n", on: id, core, &sent)
@@ -115,7 +156,7 @@ final class SimulationFindingsTests: XCTestCase {
         // In a new turn, something is recorded and the log's write fails
         // before the turn ends (here: the writable socket's writeLog).
         core.beginTurn(TurnTime(wall: start + 1000, boot: start + 1000, monotonic: 2_000_000_000))
-        disk.armedWriteFault = .ioErrorOnWrite
+        storage.armedWrite = .eio
         Array("t3 new\n".utf8).withUnsafeBytes { _ = core.received($0, on: id) }
         core.writable(id)
         XCTAssertNotNil(recorder.failure)
@@ -134,13 +175,14 @@ final class SimulationFindingsTests: XCTestCase {
     /// the sync thread had just failed got two final answers (fail closed's,
     /// then the refusal's). Pinned: exactly one.
     func test_S33_givenTheSyncThreadFailedTheLog_whenAnEvaluateArrives_thenItGetsExactlyOneAnswer() throws {
-        let (core, recorder, disk) = makeCore()
+        let (core, log, storage) = try makeCore()
+        let recorder = core.authenticator.recorder
         var sent: [Connection.ID: String] = [:]
         let (id, ctx) = try openWithContext(core, &sent)
-        disk.armedSyncFault = true
+        storage.armedSync = .eio
         recorder.flush(durableThrough: recorder.lastSeq + 1)
         send("t2 can-evaluate ctx=\(ctx) policy=biometrics\n", on: id, core, &sent)
-        recorder.syncIfAsked()
+        log.syncStep()
         XCTAssertNotNil(recorder.failure)
         send("t3 evaluate ctx=\(ctx) policy=biometrics reason=r\n", on: id, core, &sent)
         let output = sent[id] ?? ""
@@ -156,7 +198,8 @@ final class SimulationFindingsTests: XCTestCase {
     /// what the client was told; the old loop wrote at once). The core now
     /// writes the log when the shell takes the bytes (`writeOutput`).
     func test_givenAnEarlyWrite_whenMoreIsRecordedBeforeTheShellWrites_thenTheLogIsWrittenFirst() throws {
-        let (core, recorder, disk) = makeCore()
+        let (core, log, _) = try makeCore()
+        let recorder = core.authenticator.recorder
         var sent: [Connection.ID: String] = [:]
         let (id, ctx) = try openWithContext(core, &sent)
         send("t2 evaluate ctx=\(ctx) policy=biometrics reason=r\n", on: id, core, &sent)
@@ -174,7 +217,7 @@ final class SimulationFindingsTests: XCTestCase {
         for action in core.takeActions() {
             guard case .send(let target) = action else { continue }
             core.writeOutput(target) { bytes in
-                XCTAssertEqual(disk.writtenSeq, recorder.lastSeq, "bytes handed to the shell before their records were written")
+                XCTAssertEqual(log.writtenSeq, recorder.lastSeq, "bytes handed to the shell before their records were written")
                 XCTAssertTrue(String(decoding: bytes, as: UTF8.self).contains("t2 ERR"))
                 checked = true
                 return bytes.count
@@ -189,7 +232,8 @@ final class SimulationFindingsTests: XCTestCase {
     /// failure was not yet durable; the tick never sends it then. Now the
     /// reload's READY=1 comes without STATUS= until the failure is durable.
     func test_S40_givenAnUndurableFailure_whenTheConfigurationIsReloaded_thenNoStatusRevealsIt() throws {
-        let (core, recorder, _) = makeCore()
+        let (core, _, _) = try makeCore()
+        let recorder = core.authenticator.recorder
         var sent: [Connection.ID: String] = [:]
         guard case .accepted(let id) = core.connectionOpened(peer: PeerCredentials(pid: 7, uid: 0, gid: 0)) else {
             return XCTFail("refused")

@@ -39,7 +39,8 @@ final class SimulationTests: XCTestCase {
                        "can-evaluates", "torn-tails", "refused-while-failed", "log-failures", "hostile-lines",
                        "trail-entries", "check-runs", "passcode-jobs", "short-writes", "split-reads",
                        "space-changes", "reserve-refusals", "watch-states", "combined-prompts", "passcode-halves-ended",
-                       "routed-evaluations", "agent-prompts", "agents-gone", "app-answers-refused"] {
+                       "routed-evaluations", "agent-prompts", "agents-gone", "app-answers-refused",
+                       "snapshots-written", "starts-from-snapshot", "refused-starts", "repairs"] {
             XCTAssertGreaterThan(run.figures[figure] ?? 0, 0, figure)
         }
         for fault in DiskFault.allCases {
