@@ -60,7 +60,7 @@ public func codecFuzzOne(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         let code = kindByte < 250 ? UInt16(kindByte % kindCodes) : UInt16(kindByte) << 4
         guard let body = try? EventCodec.decode(kind: code, payload: payload) else { continue }
         let again = try? EventCodec.decode(kind: code, payload: EventCodec.encode(body))
-        require(again == body, "event round trip changed \(body)")
+        require(again == body, "event round trip changed \(body) into \(String(describing: again))")
         require(body.kind.rawValue == code, "decoded a different kind")
         state.apply(Event(time: time, body))
     }

@@ -66,6 +66,9 @@ extension EventCodec {
             let biometry = try raw(BiometryType.init(rawValue:), try r.int())
             let result = try r.optional { try raw(LAErrorCode.init(rawValue:), try $0.int()) }
             let reason = try r.optional { try $0.string() }
+            // A check that succeeded has no reason: the encoder (PolicyCheck)
+            // never writes one, so a payload with one would not round-trip.
+            if result == nil, reason != nil { throw DecodeError("a check that succeeded carries a reason") }
             return .policyChecked(uid: uid, ctx: ctx, policy: policy, biometry: biometry, result: result, reason: reason)
         case .policyCheckedRepeatedly:
             guard case .policyChecked(let uid, let ctx, let policy, let biometry, let result, let reason)
