@@ -28,16 +28,7 @@ public struct DeferredSegment: Sendable, Equatable {
         let file = try SegmentFile.open(storage, path, .readOnly)
         defer { file.close() }
         let length = try file.size()
-        var bytes = [UInt8](repeating: 0, count: SegmentHeader.size)
-        var failure: SystemError?
-        let n = bytes.withUnsafeMutableBytes { raw -> Int in
-            do throws(SystemError) { return try file.preadFully(into: raw, at: 0) } catch {
-                failure = error
-                return 0
-            }
-        }
-        if let failure { throw failure }
-        bytes.removeSubrange(n...)
+        let bytes = try file.bytes(count: SegmentHeader.size, at: 0)
         return (bytes.withUnsafeBytes { SegmentHeader.decode($0) }, bytes, length)
     }
 }

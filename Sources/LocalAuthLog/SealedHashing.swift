@@ -23,16 +23,7 @@ struct SealedSegmentProbe: Sendable {
     static func run(_ storage: any Storage, _ path: String) throws(SystemError) -> SealedSegmentProbe {
         let file = try SegmentFile.open(storage, path, .readOnly)
         defer { file.close() }
-        var bytes = [UInt8](repeating: 0, count: SegmentHeader.size)
-        var failure: SystemError?
-        let n = bytes.withUnsafeMutableBytes { raw -> Int in
-            do throws(SystemError) { return try file.preadFully(into: raw, at: 0) } catch {
-                failure = error
-                return 0
-            }
-        }
-        if let failure { throw failure }
-        bytes.removeSubrange(n...)
+        let bytes = try file.bytes(count: SegmentHeader.size, at: 0)
         var probe = SealedSegmentProbe(headerBytes: bytes, header: bytes.withUnsafeBytes { SegmentHeader.decode($0) })
         if let header = probe.header {
             (probe.length, probe.head) = try SegmentSeal.chainHead(file, before: header.chainBefore)

@@ -38,6 +38,21 @@ struct SegmentFile {
     }
 
     /// Reads up to `buffer.count` bytes at `offset`; fewer only at end of file.
+    /// Up to `count` bytes from `offset` (fewer at the end of the file).
+    func bytes(count: Int, at offset: Int) throws(SystemError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var failure: SystemError?
+        let n = bytes.withUnsafeMutableBytes { buffer -> Int in
+            do throws(SystemError) { return try preadFully(into: buffer, at: offset) } catch {
+                failure = error
+                return 0
+            }
+        }
+        if let failure { throw failure }
+        bytes.removeSubrange(n...)
+        return bytes
+    }
+
     func preadFully(into buffer: UnsafeMutableRawBufferPointer, at offset: Int) throws(SystemError) -> Int {
         var done = 0
         do throws(SystemError) {
@@ -111,16 +126,7 @@ enum LogFiles {
         let input = try SegmentFile.open(storage, source, .readOnly)
         defer { input.close() }
         let size = try input.size()
-        var bytes = [UInt8](repeating: 0, count: max(0, min(size - offset, length ?? Int.max)))
-        var failure: SystemError?
-        let n = bytes.withUnsafeMutableBytes { buffer -> Int in
-            do throws(SystemError) { return try input.preadFully(into: buffer, at: offset) } catch {
-                failure = error
-                return 0
-            }
-        }
-        if let failure { throw failure }
-        bytes.removeSubrange(n...)
+        let bytes = try input.bytes(count: max(0, min(size - offset, length ?? Int.max)), at: offset)
         try storage.writeAtomically(destination, bytes: bytes, mode: 0o640)
     }
 
